@@ -1,0 +1,35 @@
+package org.hintfs.fs;
+
+/**
+ * One open handle: a catalog file, or a virtual file whose content was generated at open.
+ *
+ * <p>A small catalog file's bytes are fetched on the first read, not at open, so opens the kernel
+ * answers from its page cache (a warm second pass) cost no source read at all.
+ */
+final class OpenFile {
+  final int id;
+  final String path;
+  final String version;
+  final long size;
+  private volatile byte[] bytes;
+
+  OpenFile(int id, String path, String version, long size, byte[] bytes) {
+    this.id = id;
+    this.path = path;
+    this.version = version;
+    this.size = size;
+    this.bytes = bytes;
+  }
+
+  byte[] bytes() {
+    return bytes;
+  }
+
+  void setBytes(byte[] b) {
+    bytes = b;
+  }
+
+  boolean isVirtual() {
+    return id < 0;
+  }
+}

@@ -1,0 +1,201 @@
+package org.hintfs.fs.catalog;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * An immutable tree of the dataset's files and directories in primitive arrays.
+ *
+ * <p>Layout: entries are numbered breadth-first, so the children of every directory occupy one
+ * contiguous id range, sorted by the UTF-8 bytes of their names (which is Unicode code-point order,
+ * the order Python's {@code sorted()} uses). Entry 0 is the root. Names and version tags live in
+ * two byte pools indexed by id, so a name is {@code names[nameStart[id] .. nameStart[id + 1])}.
+ * Looking a path up costs one binary search per component; no object exists per file.
+ *
+ * <p>Heap per file: {@code parent}, {@code nameStart}, {@code tagStart}, {@code firstChild}, {@code
+ * childCount} (4 bytes each), {@code size}, {@code mtime} (8 each) = 36 bytes, plus the name and
+ * tag bytes themselves (see {@link #heapBytes()}).
+ */
+public final class Catalog {
+  /** Id of the root directory. */
+  public static final int ROOT = 0;
+
+  private final int[] parent;
+  private final int[] nameStart;
+  private final byte[] names;
+  private final int[] tagStart;
+  private final byte[] tags;
+  private final long[] size;
+  private final long[] mtimeMillis;
+  private final int[] firstChild; // -1 for files
+  private final int[] childCount;
+  private final int fileCount;
+  private final long totalBytes;
+
+  Catalog(
+      int[] parent,
+      int[] nameStart,
+      byte[] names,
+      int[] tagStart,
+      byte[] tags,
+      long[] size,
+      long[] mtimeMillis,
+      int[] firstChild,
+      int[] childCount) {
+    this.parent = parent;
+    this.nameStart = nameStart;
+    this.names = names;
+    this.tagStart = tagStart;
+    this.tags = tags;
+    this.size = size;
+    this.mtimeMillis = mtimeMillis;
+    this.firstChild = firstChild;
+    this.childCount = childCount;
+    int files = 0;
+    long bytes = 0;
+    for (int i = 0; i < parent.length; i++) {
+      if (firstChild[i] < 0) {
+        files++;
+        bytes += size[i];
+      }
+    }
+    this.fileCount = files;
+    this.totalBytes = bytes;
+  }
+
+  /** Number of entries, directories and the root included. */
+  public int entryCount() {
+    return parent.length;
+  }
+
+  /** Number of regular files. */
+  public int fileCount() {
+    return fileCount;
+  }
+
+  /** Number of directories, the root included. */
+  public int directoryCount() {
+    return parent.length - fileCount;
+  }
+
+  /** Sum of all file sizes. */
+  public long totalBytes() {
+    return totalBytes;
+  }
+
+  /** True for directories. */
+  public boolean isDirectory(int id) {
+    return firstChild[id] >= 0;
+  }
+
+  /** File size in bytes (0 for directories). */
+  public long size(int id) {
+    return size[id];
+  }
+
+  /** Modification time as listed. */
+  public long mtimeMillis(int id) {
+    return mtimeMillis[id];
+  }
+
+  /** The parent's id (the root is its own parent). */
+  public int parent(int id) {
+    return parent[id];
+  }
+
+  /** Number of children of a directory. */
+  public int childCount(int id) {
+    return isDirectory(id) ? childCount[id] : 0;
+  }
+
+  /** Id of the {@code i}-th child (in name order) of a directory. */
+  public int child(int dir, int i) {
+    return firstChild[dir] + i;
+  }
+
+  /** The entry's own name ("" for the root). */
+  public String name(int id) {
+    return new String(names, nameStart[id], nameStart[id + 1] - nameStart[id], UTF_8);
+  }
+
+  /** The version tag the source listed for a file. */
+  public String versionTag(int id) {
+    return new String(tags, tagStart[id], tagStart[id + 1] - tagStart[id], UTF_8);
+  }
+
+  /** The path relative to the dataset root, '/'-separated ("" for the root). */
+  public String path(int id) {
+    if (id == ROOT) {
+      return "";
+    }
+    int depth = 0;
+    for (int i = id; i != ROOT; i = parent[i]) {
+      depth++;
+    }
+    int[] chain = new int[depth];
+    for (int i = id, k = depth - 1; i != ROOT; i = parent[i], k--) {
+      chain[k] = i;
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int k = 0; k < depth; k++) {
+      if (k > 0) {
+        sb.append('/');
+      }
+      sb.append(name(chain[k]));
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Resolves a path such as {@code /train/cat/1.jpg} or {@code train/cat/1.jpg}.
+   *
+   * @return the entry id, or -1 if there is no such entry
+   */
+  public int lookup(String path) {
+    int id = ROOT;
+    int start = 0;
+    int len = path.length();
+    while (start < len) {
+      int slash = path.indexOf('/', start);
+      int end = slash < 0 ? len : slash;
+      if (end > start) {
+        id = childNamed(id, path.substring(start, end));
+        if (id < 0) {
+          return -1;
+        }
+      }
+      start = end + 1;
+    }
+    return id;
+  }
+
+  /** The child of {@code dir} called {@code name}, or -1. */
+  public int childNamed(int dir, String name) {
+    if (!isDirectory(dir)) {
+      return -1;
+    }
+    byte[] key = name.getBytes(UTF_8);
+    int lo = firstChild[dir];
+    int hi = lo + childCount[dir] - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      int c = Arrays.compareUnsigned(names, nameStart[mid], nameStart[mid + 1], key, 0, key.length);
+      if (c < 0) {
+        lo = mid + 1;
+      } else if (c > 0) {
+        hi = mid - 1;
+      } else {
+        return mid;
+      }
+    }
+    return -1;
+  }
+
+  /** Bytes of heap the arrays hold (array headers ignored). */
+  public long heapBytes() {
+    long n = parent.length;
+    return n * (4 + 4 + 4 + 4 + 4 + 8 + 8) + 8 + names.length + tags.length;
+  }
+
+  private static final java.nio.charset.Charset UTF_8 = StandardCharsets.UTF_8;
+}

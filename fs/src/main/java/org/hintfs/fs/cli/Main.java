@@ -1,0 +1,59 @@
+package org.hintfs.fs.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** Entry point of the {@code hintfs} command. */
+@Command(
+    name = "hintfs",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.VersionProvider.class,
+    description =
+        "A read-only FUSE filesystem that caches a training dataset by the trainer's hints.",
+    subcommands = {
+      MountCommand.class,
+      UnmountCommand.class,
+      StatusCommand.class,
+      CommandLine.HelpCommand.class
+    },
+    footer = {
+      "",
+      "Examples:",
+      "  hintfs mount /data/imagenet /mnt/imagenet",
+      "  hintfs status /mnt/imagenet",
+      "  hintfs unmount /mnt/imagenet"
+    })
+public final class Main implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "name a command");
+  }
+
+  /** Runs the command line and exits with its status. */
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  /** Runs the command line and returns its exit status (for tests). */
+  public static int run(String... args) {
+    CommandLine cli = new CommandLine(new Main());
+    cli.setExecutionExceptionHandler(
+        (e, cmd, parsed) -> {
+          if (e instanceof UserError) {
+            cmd.getErr().println("hintfs: " + e.getMessage());
+            return 1;
+          }
+          throw e;
+        });
+    return cli.execute(args);
+  }
+
+  static final class VersionProvider implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"hintfs " + org.hintfs.fs.Version.VERSION};
+    }
+  }
+}

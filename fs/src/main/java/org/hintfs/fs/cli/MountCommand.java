@@ -1,0 +1,241 @@
+package org.hintfs.fs.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.hintfs.backing.DatasetSource;
+import org.hintfs.backing.Sources;
+import org.hintfs.fs.HintFs;
+import org.hintfs.fs.MountConfig;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.fuse.HintFuse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code hintfs mount SOURCE MOUNTPOINT}: starts a daemon and returns once the mount answers. */
+@Command(
+    name = "mount",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Mount a dataset read-only. Without --foreground, starts a daemon and returns once the",
+      "mount answers; the daemon exits when the filesystem is unmounted."
+    },
+    footer = {
+      "",
+      "Examples:",
+      "  hintfs mount /data/imagenet /mnt/imagenet",
+      "  hintfs mount file:///data/imagenet /mnt/imagenet --foreground"
+    })
+final class MountCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(MountCommand.class);
+  private static final long PROBE_INTERVAL_MS = 50;
+
+  @Parameters(index = "0", paramLabel = "SOURCE", description = "a directory or file:// URI")
+  String source;
+
+  @Parameters(index = "1", paramLabel = "MOUNTPOINT", description = "an existing empty directory")
+  Path mountpoint;
+
+  @Option(
+      names = {"-f", "--foreground"},
+      description = "stay in the foreground and log to stderr")
+  boolean foreground;
+
+  @Option(
+      names = "--log-file",
+      paramLabel = "FILE",
+      description = "the daemon's log (default: $TMPDIR/hintfs-<uid>/<mountpoint>.log)")
+  Path logFile;
+
+  @Option(
+      names = "--mount-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "600",
+      description =
+          "give up if the mount does not answer within this time (default: ${DEFAULT-VALUE})")
+  long mountTimeoutSeconds;
+
+  @Option(names = "--daemonized", hidden = true, description = "set by the parent for its daemon")
+  boolean daemonized;
+
+  @Option(names = "--debug-fuse", description = "log every FUSE request (libfuse -d)")
+  boolean debugFuse;
+
+  @Option(
+      names = "-o",
+      paramLabel = "OPT",
+      split = ",",
+      description = "extra libfuse options, e.g. -o allow_other")
+  List<String> fuseOptions = new ArrayList<>();
+
+  @Override
+  public Integer call() throws Exception {
+    Path mp = mountpoint.toAbsolutePath().normalize();
+    try (DatasetSource ignored = openSource()) {
+      // Opened only to report a bad source here, in the user's terminal, not in a daemon log.
+    }
+    Preflight.checkFuse();
+    Preflight.checkMountpoint(mp);
+    if (foreground) {
+      return runForeground(mp);
+    }
+    return startDaemon(mp);
+  }
+
+  private DatasetSource openSource() throws IOException {
+    try {
+      return Sources.open(source);
+    } catch (NoSuchFileException e) {
+      throw new UserError("source " + source + " does not exist");
+    } catch (NotDirectoryException e) {
+      throw new UserError("source " + source + " is not a directory");
+    } catch (IllegalArgumentException e) {
+      throw new UserError(e.getMessage());
+    }
+  }
+
+  private int runForeground(Path mp) throws IOException {
+    Daemon.detachFromTerminal(daemonized);
+    MountConfig config =
+        new MountConfig(
+            source,
+            mp,
+            MountConfig.DEFAULT_WHOLE_OBJECT_LIMIT,
+            MountConfig.DEFAULT_METADATA_TIMEOUT,
+            debugFuse,
+            List.copyOf(fuseOptions));
+    DatasetSource src = openSource();
+    long t0 = System.nanoTime();
+    Catalog catalog = HintFs.listCatalog(src);
+    log.info(
+        "listed {}: {} files, {} bytes, {} directories in {} ms (catalog {} bytes of heap)",
+        src.describe(),
+        catalog.fileCount(),
+        catalog.totalBytes(),
+        catalog.directoryCount(),
+        (System.nanoTime() - t0) / 1_000_000,
+        catalog.heapBytes());
+    HintFs fs = new HintFs(src, catalog, config);
+    HintFuse fuse = new HintFuse(fs);
+    String[] opts = fuseArgs(config, src.describe());
+    log.info("mounting at {} with {}", mp, String.join(" ", opts));
+    try {
+      fuse.mount(mp, true, debugFuse, opts);
+    } catch (RuntimeException e) {
+      throw new UserError(
+          "mount at " + mp + " failed: " + rootMessage(e) + " (see libfuse's message above)");
+    } finally {
+      src.close();
+    }
+    log.info("unmounted {}", mp);
+    return 0;
+  }
+
+  static String[] fuseArgs(MountConfig c, String description) {
+    long ttl = c.metadataTimeout().toSeconds();
+    List<String> o = new ArrayList<>();
+    // A comma would end the option: libfuse reads "\," as a literal one.
+    o.add("fsname=hintfs:" + description.replace("\\", "\\\\").replace(",", "\\,"));
+    o.add("subtype=hintfs");
+    o.add("entry_timeout=" + ttl);
+    o.add("attr_timeout=" + ttl);
+    o.add("negative_timeout=" + ttl);
+    o.add("kernel_cache");
+    o.add("max_read=131072");
+    if (Preflight.isRoot()) {
+      // Root mounts directly; for others fusermount3 mounts and rejects this libfuse2 option.
+      o.add("nonempty");
+    }
+    o.addAll(c.extraFuseOptions());
+    return new String[] {"-o", String.join(",", o)};
+  }
+
+  private int startDaemon(Path mp) throws IOException, InterruptedException {
+    Path logPath = logFile != null ? logFile.toAbsolutePath() : defaultLogFile(mp);
+    Files.createDirectories(logPath.getParent());
+    long logStart = Files.exists(logPath) ? Files.size(logPath) : 0;
+    List<String> cmd = new ArrayList<>();
+    cmd.add(
+        ProcessHandle.current()
+            .info()
+            .command()
+            .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(Main.class.getName());
+    cmd.add("mount");
+    cmd.add("--foreground");
+    cmd.add("--daemonized");
+    if (debugFuse) {
+      cmd.add("--debug-fuse");
+    }
+    for (String o : fuseOptions) {
+      cmd.add("-o");
+      cmd.add(o);
+    }
+    cmd.add(source);
+    cmd.add(mp.toString());
+    Process child =
+        new ProcessBuilder(cmd)
+            .redirectInput(new File("/dev/null"))
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(logPath.toFile()))
+            .redirectErrorStream(true)
+            .start();
+    long deadline = System.nanoTime() + Duration.ofSeconds(mountTimeoutSeconds).toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!child.isAlive()) {
+        throw new UserError(
+            Daemon.lastError(logPath, logStart)
+                    .orElse("the daemon exited with status " + child.exitValue())
+                + " (log: "
+                + logPath
+                + ")");
+      }
+      if (Mounts.isHintfs(mp) && StatusCommand.readStats(mp).isPresent()) {
+        System.out.println(
+            "hintfs: mounted "
+                + source
+                + " at "
+                + mp
+                + " (pid "
+                + child.pid()
+                + ", log "
+                + logPath
+                + ")");
+        return 0;
+      }
+      Thread.sleep(PROBE_INTERVAL_MS);
+    }
+    child.destroy();
+    throw new UserError(
+        "the mount did not answer within " + mountTimeoutSeconds + " s (log: " + logPath + ")");
+  }
+
+  static Path defaultLogFile(Path mp) {
+    String dir =
+        System.getProperty("java.io.tmpdir")
+            + "/hintfs-"
+            + new com.sun.security.auth.module.UnixSystem().getUid();
+    String name = mp.toString().replaceAll("[^A-Za-z0-9._-]", "_");
+    return Path.of(dir, name + ".log");
+  }
+
+  private static String rootMessage(Throwable t) {
+    while (t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t.getMessage();
+  }
+}

@@ -1,0 +1,107 @@
+package org.hintfs.fs.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code hintfs status MOUNTPOINT}: what the daemon reports in {@code /.hintfs/stats}. */
+@Command(
+    name = "status",
+    mixinStandardHelpOptions = true,
+    description = "Show a mount's source, size, uptime, traffic and errors.",
+    footer = {"", "Examples:", "  hintfs status /mnt/imagenet", "  hintfs status --json /mnt/x"})
+final class StatusCommand implements Callable<Integer> {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @Parameters(index = "0", paramLabel = "MOUNTPOINT")
+  Path mountpoint;
+
+  @Option(names = "--json", description = "print the raw JSON, for scripts")
+  boolean json;
+
+  @Override
+  public Integer call() {
+    Path mp = mountpoint.toAbsolutePath().normalize();
+    JsonNode s = requireStats(mp);
+    if (json) {
+      System.out.println(s.toPrettyString());
+      return 0;
+    }
+    StringBuilder out = new StringBuilder();
+    row(out, "source", s.path("source").asText());
+    row(out, "mountpoint", s.path("mountpoint").asText());
+    row(out, "daemon pid", s.path("pid").asText());
+    row(out, "uptime", Human.duration(s.path("uptime_s").asLong()));
+    row(
+        out,
+        "files",
+        s.path("files").asLong() + " in " + s.path("directories").asLong() + " directories");
+    row(out, "bytes", Human.bytes(s.path("bytes").asLong()));
+    row(out, "open handles", s.path("open_handles").asText());
+    row(
+        out,
+        "read",
+        s.path("opens").asLong()
+            + " opens, "
+            + Human.bytes(s.path("bytes_read").asLong())
+            + " in "
+            + s.path("reads").asLong()
+            + " reads");
+    row(
+        out,
+        "from source",
+        Human.bytes(s.path("source_bytes").asLong())
+            + " in "
+            + s.path("source_reads").asLong()
+            + " requests");
+    StringBuilder errs = new StringBuilder();
+    for (Iterator<Map.Entry<String, JsonNode>> it = s.path("errors").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      errs.append(errs.length() == 0 ? "" : ", ")
+          .append(e.getKey())
+          .append(' ')
+          .append(e.getValue().asLong());
+    }
+    row(out, "errors", errs.length() == 0 ? "none" : errs.toString());
+    System.out.print(out);
+    return 0;
+  }
+
+  private static void row(StringBuilder out, String k, String v) {
+    out.append(String.format("%-14s %s%n", k + ":", v));
+  }
+
+  /** The daemon's stats, or a one-line error saying why there are none. */
+  static JsonNode requireStats(Path mp) {
+    if (!Files.isDirectory(mp)) {
+      throw new UserError(mp + " does not exist or is not a directory");
+    }
+    Optional<String> type = Mounts.typeAt(mp);
+    if (type.isEmpty()) {
+      throw new UserError(mp + " is not mounted");
+    }
+    if (!type.get().equals("fuse.hintfs")) {
+      throw new UserError(mp + " is not a hintfs mount (it is " + type.get() + ")");
+    }
+    return readStats(mp)
+        .orElseThrow(() -> new UserError("the hintfs daemon at " + mp + " does not answer"));
+  }
+
+  /** Reads {@code MOUNTPOINT/.hintfs/stats}, if it answers. */
+  static Optional<JsonNode> readStats(Path mp) {
+    try {
+      return Optional.of(JSON.readTree(Files.readAllBytes(mp.resolve(".hintfs/stats"))));
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+}

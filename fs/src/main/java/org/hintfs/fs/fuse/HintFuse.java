@@ -1,0 +1,279 @@
+package org.hintfs.fs.fuse;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import jnr.ffi.Struct;
+import jnr.ffi.types.dev_t;
+import jnr.ffi.types.gid_t;
+import jnr.ffi.types.mode_t;
+import jnr.ffi.types.off_t;
+import jnr.ffi.types.size_t;
+import jnr.ffi.types.uid_t;
+import org.hintfs.fs.Errno;
+import org.hintfs.fs.HintFs;
+import org.hintfs.fs.catalog.Catalog;
+import ru.serce.jnrfuse.FuseFillDir;
+import ru.serce.jnrfuse.FuseStubFS;
+import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.FuseFileInfo;
+import ru.serce.jnrfuse.struct.Statvfs;
+import ru.serce.jnrfuse.struct.Timespec;
+
+/**
+ * jnr-fuse callbacks over {@link HintFs}. Each callback is one try block: the work is delegated,
+ * every Throwable is mapped to an errno by the filesystem's {@link org.hintfs.fs.ErrorTable}.
+ *
+ * <p>Every write-type operation answers EROFS. The mount is not {@code -o ro}, so that files under
+ * {@code /.hintfs} can take writes later.
+ */
+public final class HintFuse extends FuseStubFS {
+  private static final int O_ACCMODE = 3;
+  private static final int O_RDONLY = 0;
+  private static final int W_OK = 2;
+  private static final long BLOCK = 4096;
+
+  /** What Python's io layer sizes its buffer by: one full libfuse2 read (128 KiB). */
+  private static final long PREFERRED_IO_SIZE = 128 * 1024;
+
+  private final HintFs fs;
+  private final long uid;
+  private final long gid;
+
+  /** An adapter over a filesystem service. */
+  public HintFuse(HintFs fs) {
+    this.fs = fs;
+    com.sun.security.auth.module.UnixSystem unix = new com.sun.security.auth.module.UnixSystem();
+    this.uid = unix.getUid();
+    this.gid = unix.getGid();
+  }
+
+  @Override
+  public int getattr(String path, FileStat stat) {
+    try {
+      fillStat(fs.resolve(path), stat);
+      return 0;
+    } catch (Throwable t) {
+      return fail("getattr", path, t);
+    }
+  }
+
+  private void fillStat(int id, FileStat stat) {
+    Catalog c = fs.catalog();
+    if (fs.isDirectory(id)) {
+      stat.st_mode.set(FileStat.S_IFDIR | 0555);
+      stat.st_nlink.set(2);
+    } else {
+      stat.st_mode.set(FileStat.S_IFREG | 0444);
+      stat.st_nlink.set(1);
+    }
+    long size = id >= 0 ? c.size(id) : 0;
+    stat.st_size.set(size);
+    stat.st_blocks.set((size + 511) / 512);
+    stat.st_blksize.set(PREFERRED_IO_SIZE);
+    stat.st_uid.set(uid);
+    stat.st_gid.set(gid);
+    long mtime = id >= 0 ? c.mtimeMillis(id) : fs.started().toEpochMilli();
+    setTime(stat.st_mtim, mtime);
+    setTime(stat.st_ctim, mtime);
+    setTime(stat.st_atim, mtime);
+  }
+
+  private static void setTime(Timespec ts, long millis) {
+    ts.tv_sec.set(Math.floorDiv(millis, 1000));
+    ts.tv_nsec.set(TimeUnit.MILLISECONDS.toNanos(Math.floorMod(millis, 1000)));
+  }
+
+  @Override
+  public int readdir(
+      String path, Pointer buf, FuseFillDir filter, @off_t long offset, FuseFileInfo fi) {
+    try {
+      int dir = fs.resolve(path);
+      Runtime rt = Runtime.getSystemRuntime();
+      FileStat st = FileStat.of(Memory.allocateDirect(rt, Struct.size(new FileStat(rt))));
+      st.st_mode.set(FileStat.S_IFDIR | 0555);
+      filter.apply(buf, cString("."), Struct.getMemory(st), 0);
+      filter.apply(buf, cString(".."), Struct.getMemory(st), 0);
+      fs.list(
+          dir,
+          (id, name, isDir) -> {
+            // st_mode gives the entry's d_type, so scandir().is_dir() needs no lookup.
+            st.st_mode.set(isDir ? FileStat.S_IFDIR | 0555 : FileStat.S_IFREG | 0444);
+            return filter.apply(buf, cString(name), Struct.getMemory(st), 0) == 0;
+          });
+      return 0;
+    } catch (Throwable t) {
+      return fail("readdir", path, t);
+    }
+  }
+
+  /** UTF-8 with the terminating NUL libfuse expects (jnr-fuse's own helper uses neither). */
+  private static ByteBuffer cString(String s) {
+    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    byte[] z = new byte[b.length + 1];
+    System.arraycopy(b, 0, z, 0, b.length);
+    return ByteBuffer.wrap(z);
+  }
+
+  @Override
+  public int open(String path, FuseFileInfo fi) {
+    try {
+      boolean forWrite = (fi.flags.get() & O_ACCMODE) != O_RDONLY;
+      long fh = fs.open(path, forWrite);
+      fi.fh.set(fh);
+      if (fs.isDirectIo(fh)) {
+        FileInfoFlags.setDirectIo(fi);
+      } else {
+        FileInfoFlags.setKeepCache(fi);
+      }
+      return 0;
+    } catch (Throwable t) {
+      return fail("open", path, t);
+    }
+  }
+
+  @Override
+  public int read(
+      String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+    try {
+      return fs.read(fi.fh.get(), offset, (int) size, (src, off, len) -> buf.put(0, src, off, len));
+    } catch (Throwable t) {
+      return fail("read", path, t);
+    }
+  }
+
+  @Override
+  public int release(String path, FuseFileInfo fi) {
+    try {
+      fs.release(fi.fh.get());
+      return 0;
+    } catch (Throwable t) {
+      return fail("release", path, t);
+    }
+  }
+
+  @Override
+  public int statfs(String path, Statvfs st) {
+    try {
+      Catalog c = fs.catalog();
+      st.f_bsize.set(BLOCK);
+      st.f_frsize.set(BLOCK);
+      st.f_blocks.set((c.totalBytes() + BLOCK - 1) / BLOCK);
+      st.f_bfree.set(0);
+      st.f_bavail.set(0);
+      st.f_files.set(c.entryCount());
+      st.f_ffree.set(0);
+      st.f_favail.set(0);
+      st.f_namemax.set(255);
+      return 0;
+    } catch (Throwable t) {
+      return fail("statfs", path, t);
+    }
+  }
+
+  @Override
+  public int access(String path, int mask) {
+    try {
+      fs.resolve(path);
+      return (mask & W_OK) != 0 ? readOnly() : 0;
+    } catch (Throwable t) {
+      return fail("access", path, t);
+    }
+  }
+
+  // Every write-type operation: EROFS.
+
+  @Override
+  public int mknod(String path, @mode_t long mode, @dev_t long rdev) {
+    return readOnly();
+  }
+
+  @Override
+  public int mkdir(String path, @mode_t long mode) {
+    return readOnly();
+  }
+
+  @Override
+  public int unlink(String path) {
+    return readOnly();
+  }
+
+  @Override
+  public int rmdir(String path) {
+    return readOnly();
+  }
+
+  @Override
+  public int symlink(String oldpath, String newpath) {
+    return readOnly();
+  }
+
+  @Override
+  public int rename(String oldpath, String newpath) {
+    return readOnly();
+  }
+
+  @Override
+  public int link(String oldpath, String newpath) {
+    return readOnly();
+  }
+
+  @Override
+  public int chmod(String path, @mode_t long mode) {
+    return readOnly();
+  }
+
+  @Override
+  public int chown(String path, @uid_t long uid, @gid_t long gid) {
+    return readOnly();
+  }
+
+  @Override
+  public int truncate(String path, @off_t long size) {
+    return readOnly();
+  }
+
+  @Override
+  public int write(
+      String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+    return readOnly();
+  }
+
+  @Override
+  public int create(String path, @mode_t long mode, FuseFileInfo fi) {
+    return readOnly();
+  }
+
+  @Override
+  public int setxattr(String path, String name, Pointer value, @size_t long size, int flags) {
+    return readOnly();
+  }
+
+  @Override
+  public int removexattr(String path, String name) {
+    return readOnly();
+  }
+
+  @Override
+  public int utimens(String path, Timespec[] timespec) {
+    return readOnly();
+  }
+
+  @Override
+  public int fallocate(
+      String path, int mode, @off_t long off, @off_t long length, FuseFileInfo fi) {
+    return readOnly();
+  }
+
+  private int readOnly() {
+    fs.errors().count(Errno.EROFS);
+    return -Errno.EROFS.value();
+  }
+
+  private int fail(String op, String path, Throwable t) {
+    return -fs.errors().record(op, path, t).value();
+  }
+}

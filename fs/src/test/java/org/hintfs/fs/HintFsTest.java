@@ -1,0 +1,93 @@
+package org.hintfs.fs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.hintfs.backing.LocalDirSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The filesystem logic without a mount: resolution, listing, reads, the reserved directory. */
+class HintFsTest {
+  @TempDir Path tmp;
+  private byte[] big;
+  private HintFs fs;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("src"));
+    Files.createDirectories(root.resolve("cls"));
+    big = new byte[300_000];
+    new Random(1).nextBytes(big);
+    Files.write(root.resolve("cls/big.bin"), big);
+    Files.write(root.resolve("cls/small.jpg"), new byte[] {1, 2, 3});
+    Files.createDirectories(root.resolve(".hintfs"));
+    Files.write(root.resolve(".hintfs/shadowed"), new byte[] {0});
+    LocalDirSource src = new LocalDirSource(root);
+    // A 100 KB whole-object limit makes big.bin take the ranged path.
+    MountConfig cfg =
+        new MountConfig("x", tmp.resolve("mnt"), 100_000, Duration.ofSeconds(1), false, List.of());
+    fs = new HintFs(src, HintFs.listCatalog(src), cfg);
+  }
+
+  private byte[] readAll(long fh, int chunk) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    long off = 0;
+    int n;
+    while ((n = fs.read(fh, off, chunk, out::write)) > 0) {
+      off += n;
+    }
+    return out.toByteArray();
+  }
+
+  @Test
+  void readsWholeAndRangedFiles_atAnyChunkSize() throws Exception {
+    for (int chunk : new int[] {1, 4095, 131072, 1 << 20}) {
+      long fh = fs.open("/cls/big.bin", false);
+      assertThat(readAll(fh, chunk)).isEqualTo(big);
+      fs.release(fh);
+    }
+    long fh = fs.open("/cls/small.jpg", false);
+    assertThat(readAll(fh, 2)).containsExactly(1, 2, 3);
+    // One source read for the small file however many chunks: it is fetched whole.
+    long before = fs.stats().sourceReads.sum();
+    assertThat(fs.read(fh, 1, 10, (b, o, l) -> {})).isEqualTo(2);
+    assertThat(fs.stats().sourceReads.sum()).isEqualTo(before);
+    assertThat(fs.read(fh, 3, 10, (b, o, l) -> {})).isZero();
+    fs.release(fh);
+    assertThat(fs.openHandles()).isZero();
+  }
+
+  @Test
+  void refusesWrites_andDirectories() {
+    assertThatThrownBy(() -> fs.open("/cls/small.jpg", true)).isInstanceOf(ReadOnlyException.class);
+    assertThatThrownBy(() -> fs.open("/cls", false))
+        .isInstanceOf(HintFs.IsDirectoryException.class);
+    assertThat(ErrorTable.errnoFor(new ReadOnlyException("x"))).isEqualTo(Errno.EROFS);
+    assertThat(ErrorTable.errnoFor(new NoSuchFileException("x"))).isEqualTo(Errno.ENOENT);
+    assertThat(ErrorTable.errnoFor(new IllegalStateException())).isEqualTo(Errno.EIO);
+  }
+
+  @Test
+  void reservedDirectoryIsReachableButNeverListed_andShadowsTheSource() throws Exception {
+    List<String> root = new ArrayList<>();
+    fs.list(fs.resolve("/"), (id, name, dir) -> root.add(name));
+    assertThat(root).containsExactly("cls");
+    assertThat(fs.isDirectory(fs.resolve("/.hintfs"))).isTrue();
+    assertThatThrownBy(() -> fs.resolve("/.hintfs/shadowed"))
+        .isInstanceOf(NoSuchFileException.class);
+    long fh = fs.open("/.hintfs/stats", false);
+    assertThat(fs.isDirectIo(fh)).isTrue();
+    String json = new String(readAll(fh, 7), java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(json).contains("\"files\" : 2").contains("\"bytes\" : 300003");
+  }
+}

@@ -1,0 +1,129 @@
+package org.hintfs.fs.catalog;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.Size;
+import net.jqwik.api.constraints.StringLength;
+import org.hintfs.backing.SourceObject;
+import org.junit.jupiter.api.Test;
+
+class CatalogTest {
+
+  private static Catalog of(String... files) {
+    CatalogBuilder b = new CatalogBuilder();
+    for (String f : files) {
+      b.add(SourceObject.file(f, f.length(), "v-" + f, 1000));
+    }
+    return b.build();
+  }
+
+  private static List<String> names(Catalog c, int dir) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < c.childCount(dir); i++) {
+      out.add(c.name(c.child(dir, i)));
+    }
+    return out;
+  }
+
+  @Test
+  void impliesParentDirectories_andResolvesEveryPath() {
+    Catalog c = of("train/cat/1.jpg", "train/dog/2.jpg", "train/cat/deep/3.jpg", "README");
+    // root, train, cat, dog, deep = 5 directories; 4 files
+    assertThat(c.directoryCount()).isEqualTo(5);
+    assertThat(c.fileCount()).isEqualTo(4);
+    int id = c.lookup("/train/cat/deep/3.jpg");
+    assertThat(id).isPositive();
+    assertThat(c.path(id)).isEqualTo("train/cat/deep/3.jpg");
+    assertThat(c.size(id)).isEqualTo("train/cat/deep/3.jpg".length());
+    assertThat(c.versionTag(id)).isEqualTo("v-train/cat/deep/3.jpg");
+    assertThat(c.isDirectory(c.lookup("train/cat"))).isTrue();
+    assertThat(c.lookup("train/cow")).isEqualTo(-1);
+    assertThat(c.lookup("README/x")).isEqualTo(-1);
+    assertThat(c.lookup("/")).isEqualTo(Catalog.ROOT);
+    assertThat(c.lookup("//train//cat/")).isEqualTo(c.lookup("train/cat"));
+  }
+
+  @Test
+  void childrenAreInCodePointOrder_notUtf16Order() {
+    // U+FF21 (fullwidth A) sorts before U+1F600 (emoji) by code point, as Python's sorted() does;
+    // Java's String.compareTo puts the emoji first (its surrogate 0xD83D < 0xFF21).
+    String fullwidth = "\uFF21.jpg";
+    String emoji = "\uD83D\uDE00.jpg";
+    Catalog c = of("d/" + emoji, "d/" + fullwidth, "d/b.jpg", "d/B.jpg", "d/a.jpg");
+    assertThat(names(c, c.lookup("d")))
+        .containsExactly("B.jpg", "a.jpg", "b.jpg", fullwidth, emoji);
+    assertThat(c.lookup("d/" + emoji)).isPositive();
+  }
+
+  @Test
+  void duplicateListingKeepsTheLaterEntry_andDirectoryWinsOverFile() {
+    CatalogBuilder b = new CatalogBuilder();
+    b.add(SourceObject.file("x/a", 1, "old", 0));
+    b.add(SourceObject.file("x/a", 2, "new", 0));
+    b.add(SourceObject.file("y", 5, "file", 0)); // S3 may hold both "y" and "y/z"
+    b.add(SourceObject.file("y/z", 3, "z", 0));
+    Catalog c = b.build();
+    assertThat(c.size(c.lookup("x/a"))).isEqualTo(2);
+    assertThat(c.versionTag(c.lookup("x/a"))).isEqualTo("new");
+    assertThat(c.childCount(c.lookup("x"))).isEqualTo(1);
+    assertThat(c.isDirectory(c.lookup("y"))).isTrue();
+    assertThat(c.lookup("y/z")).isPositive();
+  }
+
+  @Test
+  void emptyDirectoriesAppear() {
+    CatalogBuilder b = new CatalogBuilder();
+    b.add(SourceObject.dir("empty/inner", 7));
+    Catalog c = b.build();
+    assertThat(c.isDirectory(c.lookup("empty/inner"))).isTrue();
+    assertThat(c.childCount(c.lookup("empty/inner"))).isZero();
+    assertThat(c.mtimeMillis(c.lookup("empty/inner"))).isEqualTo(7);
+  }
+
+  @Property(tries = 50)
+  void everyListedFileResolvesToItself(
+      @ForAll @Size(max = 60) List<@StringLength(min = 1, max = 6) String> parts) {
+    Set<String> paths = new HashSet<>();
+    CatalogBuilder b = new CatalogBuilder();
+    for (int i = 0; i + 1 < parts.size(); i += 2) {
+      String p = "d" + clean(parts.get(i)) + "/f" + clean(parts.get(i + 1));
+      paths.add(p);
+      b.add(SourceObject.file(p, i, "t" + i, 0));
+    }
+    Catalog c = b.build();
+    assertThat(c.fileCount()).isEqualTo(paths.size());
+    for (String p : paths) {
+      int id = c.lookup(p);
+      assertThat(id).isPositive();
+      assertThat(c.path(id)).isEqualTo(p);
+    }
+  }
+
+  private static String clean(String s) {
+    return s.replace('/', '_').replace('\0', '_');
+  }
+
+  @Test
+  void heapPerFileStaysSmall() {
+    // 1,000 classes of 1,000 ImageNet-like names ("n01440764_10026.JPEG", 20 bytes) with a
+    // 20-byte version tag: 36 bytes of arrays + 20 + 20 = ~76 bytes per file.
+    CatalogBuilder b = new CatalogBuilder();
+    for (int k = 0; k < 1000; k++) {
+      for (int i = 0; i < 1000; i++) {
+        String cls = String.format("n%08d", k);
+        b.add(
+            SourceObject.file(
+                cls + "/" + cls + "_" + (10000 + i) + ".JPEG", 110_000, "tag-0123456789abcdef", 0));
+      }
+    }
+    Catalog c = b.build();
+    double perFile = (double) c.heapBytes() / c.fileCount();
+    assertThat(perFile).isBetween(70.0, 80.0);
+  }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what hintfs needs on Debian/Ubuntu and builds it. Idempotent: installs only what is
+# missing. Used by quickstart.sh, test.sh and CI.
+set -euo pipefail
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# fuse3: /dev/fuse tooling and fusermount; libfuse2: what jnr-fuse loads.
+# python3-torch/torchvision/pil: the PyTorch client the demo and the tests read through.
+for p in fuse3 libfuse2 python3-torch python3-torchvision python3-pil maven openjdk-17-jdk-headless; do
+  have_pkg "$p" || need+=("$p")
+done
+# A JDK and Maven that were installed some other way (Temurin, SDKMAN) count too.
+if command -v javac >/dev/null && javac -version 2>&1 | grep -Eq 'javac (1[7-9]|2[0-9])'; then
+  need=("${need[@]/openjdk-17-jdk-headless/}")
+fi
+if command -v mvn >/dev/null; then need=("${need[@]/maven/}"); fi
+pkgs=$(printf '%s ' "${need[@]}" | xargs)
+if [[ -n $pkgs ]]; then
+  echo "setup: installing $pkgs" >&2
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+fi
+if [[ ! -e /dev/fuse ]]; then
+  echo "setup: /dev/fuse is missing: modprobe fuse, or start the container with --device /dev/fuse" >&2
+  exit 1
+fi
+if [[ ${1:-} != --no-build ]]; then
+  echo "setup: building (mvn package)" >&2
+  (cd "$root" && mvn -B -q -DskipTests package)
+fi
