@@ -73,6 +73,15 @@ final class MountCommand implements Callable<Integer> {
   boolean debugFuse;
 
   @Option(
+      names = "--fuse-threads",
+      paramLabel = "N",
+      defaultValue = "32",
+      description =
+          "threads serving kernel requests; each read waiting on the source holds one"
+              + " (default: ${DEFAULT-VALUE})")
+  int fuseThreads;
+
+  @Option(
       names = "-o",
       paramLabel = "OPT",
       split = ",",
@@ -131,10 +140,11 @@ final class MountCommand implements Callable<Integer> {
     String[] opts = fuseArgs(config, src.describe());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
     try {
-      fuse.mount(mp, true, debugFuse, opts);
-    } catch (RuntimeException e) {
-      throw new UserError(
-          "mount at " + mp + " failed: " + rootMessage(e) + " (see libfuse's message above)");
+      fuse.serve(mp, opts, fuseThreads);
+    } catch (IllegalStateException e) {
+      throw new UserError("mount at " + mp + " failed: " + e.getMessage() + " (see above)");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } finally {
       src.close();
     }
@@ -158,7 +168,9 @@ final class MountCommand implements Callable<Integer> {
       o.add("nonempty");
     }
     o.addAll(c.extraFuseOptions());
-    return new String[] {"-o", String.join(",", o)};
+    return c.fuseDebug()
+        ? new String[] {"-d", "-o", String.join(",", o)}
+        : new String[] {"-o", String.join(",", o)};
   }
 
   private int startDaemon(Path mp) throws IOException, InterruptedException {
@@ -181,6 +193,7 @@ final class MountCommand implements Callable<Integer> {
     if (debugFuse) {
       cmd.add("--debug-fuse");
     }
+    cmd.add("--fuse-threads=" + fuseThreads);
     for (String o : fuseOptions) {
       cmd.add("-o");
       cmd.add(o);
@@ -230,12 +243,5 @@ final class MountCommand implements Callable<Integer> {
             + new com.sun.security.auth.module.UnixSystem().getUid();
     String name = mp.toString().replaceAll("[^A-Za-z0-9._-]", "_");
     return Path.of(dir, name + ".log");
-  }
-
-  private static String rootMessage(Throwable t) {
-    while (t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t.getMessage();
   }
 }

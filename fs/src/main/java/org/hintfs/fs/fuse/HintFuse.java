@@ -51,6 +51,20 @@ public final class HintFuse extends FuseStubFS {
     this.gid = unix.getGid();
   }
 
+  /**
+   * Mounts and serves requests on {@code threads} Java threads until unmounted (see {@link
+   * JavaThreadLoop} for why not libfuse's own threads).
+   */
+  public void serve(java.nio.file.Path mountpoint, String[] fuseArgs, int threads)
+      throws InterruptedException {
+    JavaThreadLoop.run(
+        Struct.getMemory(fuseOperations),
+        Struct.size(fuseOperations),
+        mountpoint,
+        fuseArgs,
+        threads);
+  }
+
   @Override
   public int getattr(String path, FileStat stat) {
     try {
