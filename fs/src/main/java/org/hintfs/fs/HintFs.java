@@ -1,7 +1,6 @@
 package org.hintfs.fs;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.time.Instant;
@@ -11,6 +10,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.catalog.CatalogBuilder;
+import org.hintfs.fs.store.TieredCache;
+import org.hintfs.policy.Policies;
 
 /**
  * The filesystem service behind the FUSE adapter: path resolution, the open-file table and reads.
@@ -35,13 +36,67 @@ public final class HintFs {
   private final AtomicLong nextHandle = new AtomicLong(1);
   private final Instant started = Instant.now();
   private final StatsReport statsReport;
+  private final TieredCache cache;
 
-  /** A filesystem over a listed source. */
-  public HintFs(DatasetSource source, Catalog catalog, MountConfig config) {
+  /** A filesystem over a listed source, reading through {@code cache}. */
+  public HintFs(DatasetSource source, Catalog catalog, MountConfig config, TieredCache cache) {
     this.source = source;
     this.catalog = catalog;
     this.config = config;
+    this.cache = cache;
     this.statsReport = new StatsReport(this);
+  }
+
+  /**
+   * A filesystem with the cache the config describes: its disk tier in {@code config.cacheDir()}
+   * (none if null), capacity resolved against the dataset's size.
+   */
+  public static HintFs create(DatasetSource source, Catalog catalog, MountConfig config) {
+    long footprint = TieredCache.footprint(catalog, config.wholeObjectLimit(), config.blockSize());
+    long capacity = config.cacheDir() == null ? 0 : Sizes.parse(config.cacheSize(), footprint);
+    if (config.cacheDir() != null) {
+      capacity = Math.min(capacity, diskRoomFor(config.cacheDir()));
+    }
+    TieredCache cache =
+        TieredCache.open(
+            source,
+            catalog,
+            Policies.create(config.policy(), catalog.entryCount()),
+            config.cacheDir(),
+            new TieredCache.Config(
+                capacity,
+                config.ramCacheBytes(),
+                config.wholeObjectLimit(),
+                config.blockSize(),
+                config.maxFetches()));
+    return new HintFs(source, catalog, config, cache);
+  }
+
+  /**
+   * 90% of what the cache directory's disk can hold: its free space plus what the cache already
+   * occupies (10% left for LMDB's own pages and for the other users of that disk).
+   */
+  static long diskRoomFor(java.nio.file.Path dir) {
+    try {
+      java.nio.file.Files.createDirectories(dir);
+      long free = java.nio.file.Files.getFileStore(dir).getUsableSpace();
+      java.nio.file.Path db = dir.resolve("data.mdb");
+      // LMDB's file is sparse: count the blocks it really holds, not its apparent size.
+      long held = 0;
+      if (java.nio.file.Files.exists(db)) {
+        Object blocks = java.nio.file.Files.getAttribute(db, "unix:blocks");
+        held = blocks instanceof Long b ? b * 512 : java.nio.file.Files.size(db);
+      }
+      long room = (long) ((free + held) * 0.9);
+      return room;
+    } catch (IOException | RuntimeException e) {
+      return Long.MAX_VALUE; // the store will report the real problem when it opens
+    }
+  }
+
+  /** The cache reads go through. */
+  public TieredCache cache() {
+    return cache;
   }
 
   /**
@@ -192,42 +247,48 @@ public final class HintFs {
       return 0;
     }
     int n = (int) Math.min(length, f.size - offset);
-    byte[] whole = f.bytes();
-    if (whole == null && f.size <= config.wholeObjectLimit()) {
-      whole = fetchWhole(f);
-    }
-    if (whole != null) {
-      n = (int) Math.min(n, whole.length - offset);
-      if (n <= 0) {
-        return 0;
-      }
+    if (f.isVirtual()) {
+      dst.put(f.bytes(), (int) offset, n);
+    } else if (!cache.isBlocked(f.id)) {
+      byte[] whole = wholeObject(f);
       dst.put(whole, (int) offset, n);
     } else {
-      byte[] buf = new byte[n];
-      int got = source.read(f.path, f.version, offset, ByteBuffer.wrap(buf));
-      countSourceRead(got);
-      n = Math.max(got, 0);
-      dst.put(buf, 0, n);
+      // The kernel zero-fills a short reply to a regular read: fill the whole request, across
+      // block boundaries if it spans them.
+      int bs = cache.blockSize();
+      int done = 0;
+      while (done < n) {
+        long pos = offset + done;
+        int b = (int) (pos / bs);
+        byte[] block = f.block(b);
+        if (block == null) {
+          block = cache.read(f.id, b);
+          f.setBlock(b, block);
+        }
+        int in = (int) (pos - (long) b * bs);
+        int k = Math.min(n - done, block.length - in);
+        dst.put(block, in, k);
+        done += k;
+      }
     }
     stats.bytesRead.add(n);
     return n;
   }
 
-  private byte[] fetchWhole(OpenFile f) throws IOException {
+  /** The handle's bytes, read through the cache once per handle. */
+  private byte[] wholeObject(OpenFile f) throws IOException {
+    byte[] b = f.bytes();
+    if (b != null) {
+      return b;
+    }
     synchronized (f) {
-      byte[] b = f.bytes();
+      b = f.bytes();
       if (b == null) {
-        b = source.readRange(f.path, f.version, 0, (int) f.size);
-        countSourceRead(b.length);
+        b = cache.read(f.id, 0);
         f.setBytes(b);
       }
       return b;
     }
-  }
-
-  private void countSourceRead(long bytes) {
-    stats.sourceReads.increment();
-    stats.sourceBytes.add(Math.max(bytes, 0));
   }
 
   /** Closes a handle; unknown handles are ignored. */

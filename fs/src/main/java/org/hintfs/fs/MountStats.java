@@ -7,6 +7,4 @@ public final class MountStats {
   public final LongAdder opens = new LongAdder();
   public final LongAdder reads = new LongAdder();
   public final LongAdder bytesRead = new LongAdder();
-  public final LongAdder sourceReads = new LongAdder();
-  public final LongAdder sourceBytes = new LongAdder();
 }

@@ -21,6 +21,19 @@ final class OpenFile {
     this.bytes = bytes;
   }
 
+  private int blockIndex = -1;
+  private byte[] block;
+
+  /** The block this handle used last, if it is block {@code b}. */
+  synchronized byte[] block(int b) {
+    return b == blockIndex ? block : null;
+  }
+
+  synchronized void setBlock(int b, byte[] bytes) {
+    blockIndex = b;
+    block = bytes;
+  }
+
   byte[] bytes() {
     return bytes;
   }

@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.hintfs.fs.store.CacheStats;
+import org.hintfs.fs.store.TieredCache;
 
 /** Renders {@code /.hintfs/stats}: one JSON object, what {@code hintfs status} prints. */
 final class StatsReport {
@@ -35,8 +37,27 @@ final class StatsReport {
     m.put("opens", s.opens.sum());
     m.put("reads", s.reads.sum());
     m.put("bytes_read", s.bytesRead.sum());
-    m.put("source_reads", s.sourceReads.sum());
-    m.put("source_bytes", s.sourceBytes.sum());
+    TieredCache c = fs.cache();
+    CacheStats cs = c.stats();
+    m.put("source_reads", c.sourceRequests());
+    m.put("source_bytes", cs.bytesFromSource.sum());
+    m.put("fetches_in_flight", c.fetchesInFlight());
+    m.put("fetches_coalesced", c.coalescedFetches());
+    m.put("policy", c.policyName());
+    m.put("hits", cs.hits());
+    m.put("ram_hits", cs.ramHits.sum());
+    m.put("disk_hits", cs.diskHits.sum());
+    m.put("misses", c.misses());
+    m.put("bytes_from_cache", cs.bytesFromCache.sum());
+    m.put("admitted", cs.admitted.sum());
+    m.put("evictions", cs.evictions.sum());
+    m.put("corrupt_entries", cs.corrupt.sum());
+    m.put("stale_entries", cs.stale.sum());
+    m.put("cache_dir", fs.config().cacheDir() == null ? null : fs.config().cacheDir().toString());
+    m.put("cache_health", c.storeHealth());
+    m.put("cache_used_bytes", c.usedBytes());
+    m.put("cache_capacity_bytes", c.capacityBytes());
+    m.put("cached_files", c.cachedFiles());
     m.put("errors", fs.errors().snapshot());
     try {
       return JSON.writeValueAsString(m) + "\n";

@@ -7,7 +7,6 @@ import java.io.ByteArrayOutputStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -33,10 +32,12 @@ class HintFsTest {
     Files.createDirectories(root.resolve(".hintfs"));
     Files.write(root.resolve(".hintfs/shadowed"), new byte[] {0});
     LocalDirSource src = new LocalDirSource(root);
-    // A 100 KB whole-object limit makes big.bin take the ranged path.
+    // A 100 KB whole-object limit and 64 KiB blocks make big.bin take the block path.
     MountConfig cfg =
-        new MountConfig("x", tmp.resolve("mnt"), 100_000, Duration.ofSeconds(1), false, List.of());
-    fs = new HintFs(src, HintFs.listCatalog(src), cfg);
+        MountConfig.defaults("x", tmp.resolve("mnt"))
+            .withCache(tmp.resolve("cache"), "100%")
+            .withUnits(100_000, 65_536);
+    fs = HintFs.create(src, HintFs.listCatalog(src), cfg);
   }
 
   private byte[] readAll(long fh, int chunk) throws Exception {
@@ -59,9 +60,9 @@ class HintFsTest {
     long fh = fs.open("/cls/small.jpg", false);
     assertThat(readAll(fh, 2)).containsExactly(1, 2, 3);
     // One source read for the small file however many chunks: it is fetched whole.
-    long before = fs.stats().sourceReads.sum();
+    long before = fs.cache().sourceRequests();
     assertThat(fs.read(fh, 1, 10, (b, o, l) -> {})).isEqualTo(2);
-    assertThat(fs.stats().sourceReads.sum()).isEqualTo(before);
+    assertThat(fs.cache().sourceRequests()).isEqualTo(before);
     assertThat(fs.read(fh, 3, 10, (b, o, l) -> {})).isZero();
     fs.release(fh);
     assertThat(fs.openHandles()).isZero();

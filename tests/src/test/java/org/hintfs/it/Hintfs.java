@@ -44,10 +44,17 @@ final class Hintfs {
     return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
   }
 
-  /** Mounts and asserts success. */
+  /**
+   * Mounts and asserts success. Unless the test names one, the cache lives beside the mountpoint
+   * (never in the user's ~/.cache).
+   */
   static void mount(Path source, Path mountpoint, String... extra) throws Exception {
     List<String> args = new ArrayList<>(List.of("mount", source.toString(), mountpoint.toString()));
     args.addAll(List.of(extra));
+    if (!args.contains("--cache-dir") && !args.contains("--no-disk-cache")) {
+      args.add("--cache-dir");
+      args.add(mountpoint.resolveSibling(mountpoint.getFileName() + "-cache").toString());
+    }
     Result r = run(args.toArray(String[]::new));
     assertThat(r.rc()).as(r.out()).isZero();
   }

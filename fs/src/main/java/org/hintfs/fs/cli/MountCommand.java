@@ -12,11 +12,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.hintfs.backing.DatasetSource;
+import org.hintfs.backing.InMemorySource;
 import org.hintfs.backing.Sources;
 import org.hintfs.fs.HintFs;
 import org.hintfs.fs.MountConfig;
+import org.hintfs.fs.Sizes;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.fuse.HintFuse;
+import org.hintfs.fs.store.CacheDirectory;
+import org.hintfs.policy.Policies;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -82,6 +86,47 @@ final class MountCommand implements Callable<Integer> {
   int fuseThreads;
 
   @Option(
+      names = "--cache-dir",
+      paramLabel = "DIR",
+      description =
+          "where the LMDB cache lives (default: $XDG_CACHE_HOME/hintfs/<source>, or"
+              + " ~/.cache/hintfs/<source>); it survives unmounts and restarts")
+  Path cacheDir;
+
+  @Option(names = "--no-disk-cache", description = "keep nothing on disk (RAM tier only)")
+  boolean noDiskCache;
+
+  @Option(
+      names = "--cache-size",
+      paramLabel = "SIZE",
+      defaultValue = MountConfig.DEFAULT_CACHE_SIZE,
+      description =
+          "disk cache capacity: 20G, 500M, or a share of the dataset like 10%% (default:"
+              + " ${DEFAULT-VALUE}, at most 90%% of the free disk)")
+  String cacheSize;
+
+  @Option(
+      names = "--ram-cache",
+      paramLabel = "SIZE",
+      defaultValue = "512M",
+      description = "RAM tier capacity for objects just fetched (default: ${DEFAULT-VALUE})")
+  String ramCache;
+
+  @Option(
+      names = "--policy",
+      paramLabel = "NAME",
+      defaultValue = MountConfig.DEFAULT_POLICY,
+      description = "cache policy: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})",
+      completionCandidates = PolicyNames.class)
+  String policy;
+
+  @Option(
+      names = "--preload-into-heap",
+      hidden = true,
+      description = "benchmark baseline: copy the whole source into the heap, no disk cache")
+  boolean preloadIntoHeap;
+
+  @Option(
       names = "-o",
       paramLabel = "OPT",
       split = ",",
@@ -91,8 +136,14 @@ final class MountCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Path mp = mountpoint.toAbsolutePath().normalize();
-    try (DatasetSource ignored = openSource()) {
-      // Opened only to report a bad source here, in the user's terminal, not in a daemon log.
+    validateOptions();
+    try (DatasetSource src = openSource()) {
+      // Opened here to report a bad source or cache dir in the user's terminal, not in a log.
+      if (!foreground && !noDiskCache && !preloadIntoHeap) {
+        CacheDirectory.claim(resolvedCacheDir(src), src.describe()).close();
+      }
+    } catch (IOException e) {
+      throw new UserError(e.getMessage());
     }
     Preflight.checkFuse();
     Preflight.checkMountpoint(mp);
@@ -100,6 +151,39 @@ final class MountCommand implements Callable<Integer> {
       return runForeground(mp);
     }
     return startDaemon(mp);
+  }
+
+  private void validateOptions() {
+    try {
+      Sizes.parse(cacheSize, 1);
+      Sizes.parse(ramCache, 1);
+      Policies.create(policy, 1);
+    } catch (IllegalArgumentException e) {
+      throw new UserError(e.getMessage());
+    }
+    if (fuseThreads < 1 || fuseThreads > 1024) {
+      throw new UserError("--fuse-threads must be between 1 and 1024, not " + fuseThreads);
+    }
+  }
+
+  private Path resolvedCacheDir(DatasetSource src) {
+    return cacheDir != null ? cacheDir.toAbsolutePath().normalize() : defaultCacheDir(src);
+  }
+
+  /** {@code $XDG_CACHE_HOME/hintfs/<source, made a file name>-<hash>}, one per source. */
+  static Path defaultCacheDir(DatasetSource src) {
+    String xdg = System.getenv("XDG_CACHE_HOME");
+    Path base =
+        xdg != null && !xdg.isEmpty()
+            ? Path.of(xdg)
+            : Path.of(System.getProperty("user.home"), ".cache");
+    String d = src.describe();
+    String slug = d.replaceAll("[^A-Za-z0-9._-]+", "_");
+    if (slug.length() > 60) {
+      slug = slug.substring(slug.length() - 60);
+    }
+    String hash = Integer.toHexString(d.hashCode() ^ (d.length() * 0x9E3779B9)).replace('-', '0');
+    return base.resolve("hintfs").resolve(slug + "-" + hash);
   }
 
   private DatasetSource openSource() throws IOException {
@@ -116,15 +200,33 @@ final class MountCommand implements Callable<Integer> {
 
   private int runForeground(Path mp) throws IOException {
     Daemon.detachFromTerminal(daemonized);
+    DatasetSource src = openSource();
+    if (preloadIntoHeap) {
+      src = InMemorySource.copyOf(src);
+    }
+    Path dir = noDiskCache || preloadIntoHeap ? null : resolvedCacheDir(src);
+    CacheDirectory claimed = null;
+    if (dir != null) {
+      try {
+        claimed = CacheDirectory.claim(dir, src.describe());
+      } catch (IOException e) {
+        throw new UserError(e.getMessage());
+      }
+    }
     MountConfig config =
         new MountConfig(
             source,
             mp,
+            dir,
+            cacheSize,
+            Sizes.parse(ramCache, 0),
+            policy,
             MountConfig.DEFAULT_WHOLE_OBJECT_LIMIT,
+            MountConfig.DEFAULT_BLOCK_SIZE,
+            MountConfig.DEFAULT_MAX_FETCHES,
             MountConfig.DEFAULT_METADATA_TIMEOUT,
             debugFuse,
             List.copyOf(fuseOptions));
-    DatasetSource src = openSource();
     long t0 = System.nanoTime();
     Catalog catalog = HintFs.listCatalog(src);
     log.info(
@@ -135,7 +237,13 @@ final class MountCommand implements Callable<Integer> {
         catalog.directoryCount(),
         (System.nanoTime() - t0) / 1_000_000,
         catalog.heapBytes());
-    HintFs fs = new HintFs(src, catalog, config);
+    HintFs fs = HintFs.create(src, catalog, config);
+    log.info(
+        "cache: {} at {}, capacity {} bytes, policy {}",
+        fs.cache().storeHealth(),
+        dir,
+        fs.cache().capacityBytes(),
+        fs.cache().policyName());
     HintFuse fuse = new HintFuse(fs);
     String[] opts = fuseArgs(config, src.describe());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
@@ -146,7 +254,15 @@ final class MountCommand implements Callable<Integer> {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
+      try {
+        fs.cache().close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       src.close();
+      if (claimed != null) {
+        claimed.close();
+      }
     }
     log.info("unmounted {}", mp);
     return 0;
@@ -194,14 +310,26 @@ final class MountCommand implements Callable<Integer> {
       cmd.add("--debug-fuse");
     }
     cmd.add("--fuse-threads=" + fuseThreads);
+    if (noDiskCache) {
+      cmd.add("--no-disk-cache");
+    } else if (cacheDir != null) {
+      cmd.add("--cache-dir=" + cacheDir.toAbsolutePath().normalize());
+    }
+    cmd.add("--cache-size=" + cacheSize);
+    cmd.add("--ram-cache=" + ramCache);
+    cmd.add("--policy=" + policy);
+    if (preloadIntoHeap) {
+      cmd.add("--preload-into-heap");
+    }
     for (String o : fuseOptions) {
       cmd.add("-o");
       cmd.add(o);
     }
-    cmd.add(source);
+    cmd.add(source.contains("://") ? source : Path.of(source).toAbsolutePath().toString());
     cmd.add(mp.toString());
     Process child =
         new ProcessBuilder(cmd)
+            .directory(new File("/")) // a daemon must not keep the caller's directory busy
             .redirectInput(new File("/dev/null"))
             .redirectOutput(ProcessBuilder.Redirect.appendTo(logPath.toFile()))
             .redirectErrorStream(true)

@@ -56,6 +56,47 @@ final class StatusCommand implements Callable<Integer> {
             + " in "
             + s.path("reads").asLong()
             + " reads");
+    long hits = s.path("hits").asLong();
+    long misses = s.path("misses").asLong();
+    row(
+        out,
+        "cache",
+        s.path("cache_health").asText()
+            + (s.path("cache_dir").isNull() ? "" : " at " + s.path("cache_dir").asText())
+            + ", policy "
+            + s.path("policy").asText());
+    row(
+        out,
+        "cache used",
+        Human.bytes(s.path("cache_used_bytes").asLong())
+            + " of "
+            + Human.bytes(s.path("cache_capacity_bytes").asLong())
+            + " ("
+            + s.path("cached_files").asLong()
+            + " files)");
+    row(
+        out,
+        "hit ratio",
+        (hits + misses == 0 ? "-" : String.format("%.1f%%", 100.0 * hits / (hits + misses)))
+            + " ("
+            + hits
+            + " hits: "
+            + s.path("ram_hits").asLong()
+            + " RAM, "
+            + s.path("disk_hits").asLong()
+            + " disk; "
+            + misses
+            + " misses)");
+    row(out, "from cache", Human.bytes(s.path("bytes_from_cache").asLong()));
+    row(
+        out,
+        "evictions",
+        s.path("evictions").asLong()
+            + " (corrupt entries "
+            + s.path("corrupt_entries").asLong()
+            + ", stale "
+            + s.path("stale_entries").asLong()
+            + ")");
     row(
         out,
         "from source",

@@ -1,0 +1,50 @@
+package org.hintfs.fs.store;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * The LMDB key of one cached object or block: 16 bytes of SHA-256 of the path, then the block index
+ * (4 bytes, big-endian). LMDB keys are limited to 511 bytes, paths are not, hence a hash; 128 bits
+ * make a collision among 10^8 paths about 10^-23 likely. Bytes 16-23 of the same digest go into the
+ * value header, so an entry found under a key is also checked against the path.
+ */
+record CacheKey(byte[] key, long pathCheck) {
+  static final int LENGTH = 20;
+
+  static CacheKey of(String path, int block) {
+    byte[] d;
+    try {
+      d = MessageDigest.getInstance("SHA-256").digest(path.getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+    byte[] k = new byte[LENGTH];
+    System.arraycopy(d, 0, k, 0, 16);
+    ByteBuffer.wrap(k, 16, 4).putInt(block);
+    return new CacheKey(k, ByteBuffer.wrap(d, 16, 8).getLong());
+  }
+
+  /** A 64-bit hash of a version tag, as stored in headers (FNV-1a: stable across JVMs). */
+  static long versionHash(String tag) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : tag.getBytes(StandardCharsets.UTF_8)) {
+      h ^= (b & 0xff);
+      h *= 0x100000001b3L;
+    }
+    return h;
+  }
+
+  ByteBuffer direct() {
+    ByteBuffer b = ByteBuffer.allocateDirect(LENGTH);
+    b.put(key).flip();
+    return b;
+  }
+
+  /** A map key for the pending-write table. */
+  String hex() {
+    return java.util.HexFormat.of().formatHex(key);
+  }
+}

@@ -1,0 +1,339 @@
+package org.hintfs.fs.store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.lmdbjava.CursorIterable;
+import org.lmdbjava.Dbi;
+import org.lmdbjava.DbiFlags;
+import org.lmdbjava.Env;
+import org.lmdbjava.EnvFlags;
+import org.lmdbjava.KeyRange;
+import org.lmdbjava.Txn;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The on-disk cache: one LMDB environment, two databases, one writer thread.
+ *
+ * <p>Layout: {@code data} maps a {@link CacheKey} to a {@link StoredValue} (header + payload);
+ * {@code meta} maps the same key to a small record (version hash, charged bytes, block, path) so a
+ * restart can rebuild its accounting by scanning a few MB instead of every payload. Both are
+ * written in the same transaction, so they never disagree after a crash.
+ *
+ * <p>Concurrency: reads open their own read-only transaction ({@code MDB_NOTLS}: a transaction is
+ * not tied to its thread, which matters because callbacks may arrive on any thread). All writes go
+ * through a queue to a single writer thread that applies a batch in one transaction, so readers
+ * never wait for a commit and commits are amortized over many puts. Until its batch commits, a put
+ * is visible to readers through the pending table.
+ *
+ * <p>Durability: {@code MDB_NOMETASYNC} flushes data pages at every commit but not the meta page,
+ * so a power loss can lose the last commit but never corrupt the tree; a killed process loses
+ * nothing that was committed. Not {@code MDB_WRITEMAP}: with it a full disk would be a SIGBUS,
+ * without it a full disk is an error from write(2), which marks the store down.
+ *
+ * <p>Failure: any LMDB error other than a full map logs one warning and marks the store {@link
+ * #healthy() unhealthy}; from then on gets miss and writes are dropped, and reads go to the source.
+ */
+public final class LmdbStore implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(LmdbStore.class);
+
+  /** A batch ends at this many operations or this many payload bytes, whichever comes first. */
+  private static final int BATCH_OPS = 512;
+
+  private static final long BATCH_BYTES = 64L << 20;
+
+  /** Called by the writer when the map is full: free at least this many bytes, then it retries. */
+  public interface MapFullHandler {
+    void onMapFull(long bytesToFree);
+  }
+
+  /** One scanned meta record. */
+  public record Meta(byte[] key, long versionHash, long charge, int block, String path) {}
+
+  private sealed interface Op permits Put, Delete, Barrier {}
+
+  private record Put(CacheKey key, long versionHash, byte[] payload, int block, String path)
+      implements Op {}
+
+  private record Delete(CacheKey key) implements Op {}
+
+  private record Barrier(CountDownLatch done) implements Op {}
+
+  private final Env<ByteBuffer> env;
+  private final Dbi<ByteBuffer> data;
+  private final Dbi<ByteBuffer> meta;
+  private final BlockingQueue<Op> queue = new LinkedBlockingQueue<>();
+  private final Map<String, Op> pending = new ConcurrentHashMap<>();
+  private final Thread writer;
+  private final MapFullHandler mapFull;
+  private volatile String downReason;
+  private volatile boolean closing;
+
+  /**
+   * Opens (or creates) the environment in {@code dir}.
+   *
+   * @param mapSize the most the file may grow to; keep it well above the capacity
+   * @throws IOException with a one-line reason if the directory or environment is unusable
+   */
+  public LmdbStore(Path dir, long mapSize, MapFullHandler mapFull) throws IOException {
+    Files.createDirectories(dir);
+    this.mapFull = mapFull;
+    try {
+      env =
+          Env.create()
+              .setMapSize(mapSize)
+              .setMaxDbs(2)
+              .setMaxReaders(1024)
+              .open(dir.toFile(), EnvFlags.MDB_NOTLS, EnvFlags.MDB_NOMETASYNC);
+      data = env.openDbi("data", DbiFlags.MDB_CREATE);
+      meta = env.openDbi("meta", DbiFlags.MDB_CREATE);
+    } catch (RuntimeException e) {
+      throw new IOException("cannot open the LMDB cache in " + dir + ": " + e.getMessage(), e);
+    }
+    writer = new Thread(this::writeLoop, "lmdb-writer");
+    writer.setDaemon(true);
+    writer.start();
+  }
+
+  /** False once the store has failed; it then holds nothing and accepts nothing. */
+  public boolean healthy() {
+    return downReason == null;
+  }
+
+  /** Why the store is down, or null. */
+  public String downReason() {
+    return downReason;
+  }
+
+  /** Result of a lookup. */
+  public record Lookup(StoredValue.Check check, byte[] payload) {
+    static final Lookup MISS = new Lookup(null, null);
+
+    public boolean hit() {
+      return check == StoredValue.Check.OK;
+    }
+  }
+
+  /** Looks an entry up and checks it against the expected version and length. */
+  Lookup get(CacheKey key, long versionHash, int expectedLength) {
+    if (!healthy()) {
+      return Lookup.MISS;
+    }
+    Op p = pending.get(key.hex());
+    if (p instanceof Put put) {
+      return put.versionHash == versionHash && put.payload.length == expectedLength
+          ? new Lookup(StoredValue.Check.OK, put.payload)
+          : new Lookup(StoredValue.Check.STALE, null);
+    }
+    if (p instanceof Delete) {
+      return Lookup.MISS;
+    }
+    try (Txn<ByteBuffer> txn = env.txnRead()) {
+      ByteBuffer v = data.get(txn, key.direct());
+      if (v == null) {
+        return Lookup.MISS;
+      }
+      byte[][] out = new byte[1][];
+      StoredValue.Check c = StoredValue.read(v, key, versionHash, expectedLength, out);
+      return new Lookup(c, out[0]);
+    } catch (RuntimeException e) {
+      down("read failed: " + e);
+      return Lookup.MISS;
+    }
+  }
+
+  /** Stores a payload (asynchronously; visible to {@link #get} at once). */
+  void put(CacheKey key, long versionHash, byte[] payload, int block, String path) {
+    if (!healthy()) {
+      return;
+    }
+    Put op = new Put(key, versionHash, payload, block, path);
+    pending.put(key.hex(), op);
+    queue.add(op);
+  }
+
+  /** Deletes an entry (asynchronously; invisible to {@link #get} at once). */
+  void delete(CacheKey key) {
+    if (!healthy()) {
+      return;
+    }
+    Delete op = new Delete(key);
+    pending.put(key.hex(), op);
+    queue.add(op);
+  }
+
+  /** Waits until everything queued before this call is committed (or the store is down). */
+  public void flush() throws InterruptedException {
+    CountDownLatch l = new CountDownLatch(1);
+    queue.add(new Barrier(l));
+    while (!l.await(100, TimeUnit.MILLISECONDS)) {
+      if (!healthy() || !writer.isAlive()) {
+        return;
+      }
+    }
+  }
+
+  /** Visits every meta record (at startup, before serving). */
+  void scanMeta(Consumer<Meta> sink) {
+    if (!healthy()) {
+      return;
+    }
+    try (Txn<ByteBuffer> txn = env.txnRead();
+        CursorIterable<ByteBuffer> it = meta.iterate(txn, KeyRange.all())) {
+      for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
+        byte[] k = new byte[kv.key().remaining()];
+        kv.key().get(k);
+        ByteBuffer v = kv.val();
+        long vh = v.getLong();
+        long charge = v.getLong();
+        int block = v.getInt();
+        byte[] path = new byte[v.remaining()];
+        v.get(path);
+        sink.accept(new Meta(k, vh, charge, block, new String(path, StandardCharsets.UTF_8)));
+      }
+    } catch (RuntimeException e) {
+      down("scanning the cache index failed: " + e);
+    }
+  }
+
+  /** Marks the store down with one warning; later failures are not logged again. */
+  void down(String reason) {
+    if (downReason == null) {
+      synchronized (this) {
+        if (downReason == null) {
+          downReason = reason;
+          log.warn("disk cache disabled, serving from the source: {}", reason);
+          pending.clear();
+          queue.clear();
+        }
+      }
+    }
+  }
+
+  private void writeLoop() {
+    List<Op> batch = new ArrayList<>();
+    while (!closing || !queue.isEmpty()) {
+      try {
+        Op first = queue.poll(200, TimeUnit.MILLISECONDS);
+        if (first == null) {
+          continue;
+        }
+        batch.add(first);
+        long bytes = first instanceof Put p ? p.payload.length : 0;
+        while (batch.size() < BATCH_OPS && bytes < BATCH_BYTES) {
+          Op o = queue.poll();
+          if (o == null) {
+            break;
+          }
+          batch.add(o);
+          bytes += o instanceof Put p ? p.payload.length : 0;
+        }
+        commit(batch, bytes);
+      } catch (InterruptedException e) {
+        return;
+      } catch (RuntimeException e) {
+        down("write failed: " + e);
+      } finally {
+        for (Op o : batch) {
+          if (o instanceof Barrier b) {
+            b.done.countDown();
+          } else if (o instanceof Put p) {
+            pending.remove(p.key.hex(), o);
+          } else if (o instanceof Delete d) {
+            pending.remove(d.key.hex(), o);
+          }
+        }
+        batch.clear();
+      }
+    }
+  }
+
+  private void commit(List<Op> batch, long bytes) {
+    if (!healthy()) {
+      return;
+    }
+    for (int attempt = 0; ; attempt++) {
+      try (Txn<ByteBuffer> txn = env.txnWrite()) {
+        for (Op o : batch) {
+          if (o instanceof Put p) {
+            if (pending.get(p.key.hex()) != p) {
+              continue; // superseded by a later put or delete of the same key
+            }
+            ByteBuffer k = p.key.direct();
+            ByteBuffer v = data.reserve(txn, k, StoredValue.HEADER + p.payload.length);
+            StoredValue.write(v, p.key, p.versionHash, p.payload);
+            byte[] path = p.path.getBytes(StandardCharsets.UTF_8);
+            ByteBuffer m = ByteBuffer.allocateDirect(20 + path.length);
+            m.putLong(p.versionHash)
+                .putLong(StoredValue.charge(p.payload.length))
+                .putInt(p.block)
+                .put(path)
+                .flip();
+            meta.put(txn, p.key.direct(), m);
+          } else if (o instanceof Delete d) {
+            data.delete(txn, d.key.direct());
+            meta.delete(txn, d.key.direct());
+          }
+        }
+        txn.commit();
+        return;
+      } catch (Env.MapFullException e) {
+        if (attempt >= 3) {
+          down("the cache map is full even after evicting: " + e.getMessage());
+          return;
+        }
+        mapFull.onMapFull(Math.max(bytes, 64L << 20));
+        commitQueuedDeletes();
+      }
+    }
+  }
+
+  /**
+   * Commits the deletes waiting in the queue (the evictions a full map just caused) in a
+   * transaction of their own: pages freed inside a transaction are reusable only after it commits.
+   */
+  private void commitQueuedDeletes() {
+    List<Op> deletes = new ArrayList<>();
+    queue.removeIf(o -> o instanceof Delete && deletes.add(o));
+    try (Txn<ByteBuffer> txn = env.txnWrite()) {
+      for (Op o : deletes) {
+        Delete d = (Delete) o;
+        data.delete(txn, d.key.direct());
+        meta.delete(txn, d.key.direct());
+      }
+      txn.commit();
+    } finally {
+      for (Op o : deletes) {
+        pending.remove(((Delete) o).key.hex(), o);
+      }
+    }
+  }
+
+  /** Bytes the environment's file occupies on disk. */
+  public long fileBytes() {
+    try {
+      return env.stat().pageSize * (env.info().lastPageNumber + 1);
+    } catch (RuntimeException e) {
+      return 0;
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    closing = true;
+    writer.join(10_000);
+    env.close();
+  }
+}

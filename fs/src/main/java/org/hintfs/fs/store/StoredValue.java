@@ -1,0 +1,90 @@
+package org.hintfs.fs.store;
+
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
+
+/**
+ * The layout of a value in the {@code data} database: a 32-byte header, then the payload.
+ *
+ * <pre>
+ * 0  int   magic "HFS1"
+ * 4  int   payload length
+ * 8  long  path check (bytes 16-23 of the path's SHA-256; see {@link CacheKey})
+ * 16 long  version hash of the source object the payload was read from
+ * 24 int   CRC32C of the payload
+ * 28 int   reserved (0)
+ * </pre>
+ *
+ * Every read checks all of it; any mismatch means the entry is not served.
+ */
+final class StoredValue {
+  static final int HEADER = 32;
+  private static final int MAGIC = 0x48465331; // "HFS1"
+
+  private StoredValue() {}
+
+  /** What a read of an entry found. */
+  enum Check {
+    OK,
+    /** The entry is from another version of the object: stale, not damaged. */
+    STALE,
+    /** Header or checksum wrong: damaged on disk. */
+    CORRUPT
+  }
+
+  static void write(ByteBuffer dst, CacheKey key, long versionHash, byte[] payload) {
+    CRC32C crc = new CRC32C();
+    crc.update(payload);
+    dst.putInt(MAGIC)
+        .putInt(payload.length)
+        .putLong(key.pathCheck())
+        .putLong(versionHash)
+        .putInt((int) crc.getValue())
+        .putInt(0)
+        .put(payload);
+  }
+
+  /**
+   * Checks a stored value and copies its payload out.
+   *
+   * @param expectedLength the payload length the catalog implies, or -1 to accept any
+   * @param out receives the payload when the check is {@link Check#OK}
+   */
+  static Check read(
+      ByteBuffer v, CacheKey key, long versionHash, int expectedLength, byte[][] out) {
+    if (v.remaining() < HEADER || v.getInt(v.position()) != MAGIC) {
+      return Check.CORRUPT;
+    }
+    int p = v.position();
+    int len = v.getInt(p + 4);
+    if (len != v.remaining() - HEADER || v.getLong(p + 8) != key.pathCheck()) {
+      return Check.CORRUPT;
+    }
+    if (v.getLong(p + 16) != versionHash || (expectedLength >= 0 && len != expectedLength)) {
+      return Check.STALE;
+    }
+    byte[] payload = new byte[len];
+    v.get(p + HEADER, payload);
+    CRC32C crc = new CRC32C();
+    crc.update(payload);
+    if ((int) crc.getValue() != v.getInt(p + 24)) {
+      return Check.CORRUPT;
+    }
+    out[0] = payload;
+    return Check.OK;
+  }
+
+  /**
+   * Bytes an entry occupies in LMDB with 4 KiB pages. A value above LMDB's node limit (about half a
+   * page) goes to overflow pages of its own: {@code (16-byte page header + value) / 4096}, rounded
+   * up, whole pages. A smaller value shares a leaf page: its node costs the value, the key and an
+   * 8-byte node header, plus a 2-byte slot pointer.
+   */
+  static long charge(int payloadLength) {
+    long v = (long) HEADER + payloadLength;
+    if (v > 2_000) {
+      return ((16 + v + 4095) / 4096) * 4096;
+    }
+    return v + CacheKey.LENGTH + 8 + 2;
+  }
+}

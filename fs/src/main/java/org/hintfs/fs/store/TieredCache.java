@@ -1,0 +1,454 @@
+package org.hintfs.fs.store;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
+import org.hintfs.backing.DatasetSource;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.policy.CachePolicy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The read path behind every open file: RAM tier, then LMDB, then the source.
+ *
+ * <p>Units: a file up to the whole-object limit is one unit (block 0, its whole length); a larger
+ * file is cut into fixed blocks, each a unit of its own. The policy sees catalog ids: it admits and
+ * evicts files, and evicting a large file drops every block of it that is cached.
+ *
+ * <p>Capacity: {@code used} is the sum of what each entry occupies in LMDB pages ({@link
+ * StoredValue#charge}), never above {@code capacity}. Admission evicts the policy's victims until
+ * the new entry fits; an entry larger than the whole capacity is served but not stored. If LMDB
+ * still runs out of map (free-page fragmentation), the capacity is lowered and the writer retries.
+ *
+ * <p>Concurrency: lookups run in parallel; policy calls and accounting happen under this object's
+ * lock, and so does every store put and delete, so the writer's queue sees them in the order the
+ * accounting did. Source reads happen outside the lock, one per unit at a time ({@link Fetcher}).
+ *
+ * <p>Failure: the cache never fails a read the source can serve. A damaged entry is counted,
+ * dropped and refetched; if the store fails it marks itself down and every read goes to the source.
+ */
+public final class TieredCache implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(TieredCache.class);
+
+  /** Sizes of the cache. */
+  public record Config(
+      long capacityBytes, long ramBytes, int wholeObjectLimit, int blockSize, int maxFetches) {}
+
+  private final DatasetSource source;
+  private final Catalog catalog;
+  private final CachePolicy policy;
+  private final LmdbStore store; // null: no disk tier
+  private final String storeProblem;
+  private final Cache<Long, byte[]> ram;
+  private final Fetcher fetcher;
+  private final Config config;
+  private final CacheStats stats = new CacheStats();
+  private final long[] charged;
+  private final Map<Integer, BitSet> blocksOf = new HashMap<>();
+  private long capacity;
+  private long used;
+
+  /**
+   * A cache over {@code source}.
+   *
+   * @param store the disk tier, or null if there is none ({@code storeProblem} says why)
+   */
+  private TieredCache(
+      DatasetSource source,
+      Catalog catalog,
+      CachePolicy policy,
+      LmdbStore store,
+      String storeProblem,
+      Config config) {
+    this.source = source;
+    this.catalog = catalog;
+    this.policy = policy;
+    this.store = store;
+    this.storeProblem = storeProblem;
+    this.config = config;
+    this.capacity = store == null ? 0 : config.capacityBytes();
+    this.charged = new long[catalog.entryCount()];
+    this.fetcher = new Fetcher(config.maxFetches());
+    this.ram =
+        Caffeine.newBuilder()
+            .maximumWeight(config.ramBytes())
+            .weigher((Long k, byte[] v) -> v.length)
+            .build();
+    if (store != null) {
+      recover();
+    }
+  }
+
+  /**
+   * A cache with its disk tier in {@code dir} (null for RAM only). If the store cannot be opened,
+   * the cache runs without it and says why in {@link #storeHealth()}: never a reason to fail.
+   */
+  public static TieredCache open(
+      DatasetSource source,
+      Catalog catalog,
+      CachePolicy policy,
+      java.nio.file.Path dir,
+      Config config) {
+    java.util.concurrent.atomic.AtomicReference<TieredCache> self =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    LmdbStore store = null;
+    String problem = null;
+    if (dir != null) {
+      // Far above the capacity: LMDB needs room for free pages and copy-on-write, and a sparse
+      // file costs nothing until used. Twice the capacity, and at least 1 GiB above it.
+      long cap = config.capacityBytes();
+      long mapSize = Math.max(2 * cap, cap + (1L << 30));
+      try {
+        store = new LmdbStore(dir, mapSize, bytes -> self.get().onMapFull(bytes));
+      } catch (IOException | RuntimeException e) {
+        problem = e.getMessage();
+        log.warn("disk cache disabled, serving from the source: {}", problem);
+      }
+    }
+    TieredCache c = new TieredCache(source, catalog, policy, store, problem, config);
+    self.set(c);
+    return c;
+  }
+
+  /** Rebuilds the accounting from the store's index; drops what the source no longer matches. */
+  private void recover() {
+    int[] kept = {0};
+    int[] dropped = {0};
+    store.scanMeta(
+        m -> {
+          int id = catalog.lookup(m.path());
+          boolean valid =
+              id > 0
+                  && !catalog.isDirectory(id)
+                  && CacheKey.versionHash(catalog.versionTag(id)) == m.versionHash()
+                  && m.block() >= 0
+                  && m.block() < blockCount(id);
+          if (!valid) {
+            store.delete(new CacheKey(m.key(), 0));
+            dropped[0]++;
+            return;
+          }
+          synchronized (this) {
+            if (charged[id] == 0) {
+              policy.added(id);
+            }
+            charged[id] += m.charge();
+            used += m.charge();
+            if (isBlocked(id)) {
+              blocksOf.computeIfAbsent(id, k -> new BitSet()).set(m.block());
+            }
+          }
+          kept[0]++;
+        });
+    synchronized (this) {
+      evictTo(capacity);
+    }
+    log.info(
+        "cache recovered: {} entries, {} bytes of {}; {} stale entries dropped",
+        kept[0],
+        used,
+        capacity,
+        dropped[0]);
+  }
+
+  /**
+   * What the whole dataset would occupy in the cache, in LMDB pages: the base of a capacity given
+   * as a share ({@code 100%} must hold every file, page rounding included).
+   */
+  public static long footprint(Catalog catalog, int wholeObjectLimit, int blockSize) {
+    long sum = 0;
+    for (int id = 0; id < catalog.entryCount(); id++) {
+      if (catalog.isDirectory(id)) {
+        continue;
+      }
+      long size = catalog.size(id);
+      if (size <= wholeObjectLimit) {
+        sum += StoredValue.charge((int) size);
+      } else {
+        long full = size / blockSize;
+        sum += full * StoredValue.charge(blockSize);
+        if (size % blockSize != 0) {
+          sum += StoredValue.charge((int) (size % blockSize));
+        }
+      }
+    }
+    return sum;
+  }
+
+  /** Whether a file is cached in blocks (larger than the whole-object limit). */
+  public boolean isBlocked(int id) {
+    return catalog.size(id) > config.wholeObjectLimit();
+  }
+
+  /** The block size for blocked files. */
+  public int blockSize() {
+    return config.blockSize();
+  }
+
+  private int blockCount(int id) {
+    if (!isBlocked(id)) {
+      return 1;
+    }
+    return (int) ((catalog.size(id) + config.blockSize() - 1) / config.blockSize());
+  }
+
+  private int unitLength(int id, int block) {
+    if (!isBlocked(id)) {
+      return (int) catalog.size(id);
+    }
+    long start = (long) block * config.blockSize();
+    return (int) Math.min(config.blockSize(), catalog.size(id) - start);
+  }
+
+  /**
+   * The bytes of one unit of a file: block 0 of a small file is the whole file.
+   *
+   * @throws IOException only if the source cannot serve it either
+   */
+  public byte[] read(int id, int block) throws IOException {
+    long rk = ((long) id << 32) | block;
+    byte[] b = ram.getIfPresent(rk);
+    if (b != null) {
+      stats.ramHits.increment();
+      served(id, true, b.length);
+      return b;
+    }
+    String path = catalog.path(id);
+    String version = catalog.versionTag(id);
+    long vh = CacheKey.versionHash(version);
+    int length = unitLength(id, block);
+    CacheKey key = CacheKey.of(path, block);
+    if (store != null) {
+      LmdbStore.Lookup l = store.get(key, vh, length);
+      if (l.hit()) {
+        stats.diskHits.increment();
+        served(id, true, length);
+        return l.payload();
+      }
+      if (l.check() != null) {
+        (l.check() == StoredValue.Check.CORRUPT ? stats.corrupt : stats.stale).increment();
+        log.warn("dropping {} cache entry of {} block {}", l.check(), path, block);
+        drop(id, block, key, length);
+      }
+    }
+    served(id, false, 0);
+    return fetcher.fetch(rk, () -> fetchAndAdmit(id, block, path, version, vh, key, length));
+  }
+
+  private byte[] fetchAndAdmit(
+      int id, int block, String path, String version, long vh, CacheKey key, int length)
+      throws IOException {
+    long offset = (long) block * config.blockSize();
+    byte[] b = new byte[length];
+    ByteBuffer buf = ByteBuffer.wrap(b);
+    while (buf.hasRemaining()) {
+      int n = source.read(path, version, offset + buf.position(), buf);
+      if (n <= 0) {
+        break;
+      }
+    }
+    stats.bytesFromSource.add(buf.position());
+    if (buf.position() != length) {
+      // A short read is never cached: the object is not what the catalog says it is.
+      throw new IOException(
+          "short read of " + path + ": " + buf.position() + " of " + length + " bytes");
+    }
+    ram.put(((long) id << 32) | block, b);
+    admit(id, block, path, vh, key, b);
+    return b;
+  }
+
+  private void served(int id, boolean hit, long bytes) {
+    if (hit) {
+      stats.bytesFromCache.add(bytes);
+    }
+    synchronized (this) {
+      policy.recordAccess(id, hit);
+    }
+  }
+
+  private synchronized void admit(
+      int id, int block, String path, long vh, CacheKey key, byte[] payload) {
+    if (store == null || !store.healthy()) {
+      return;
+    }
+    BitSet blocks = blocksOf.get(id);
+    if (blocks != null && blocks.get(block)) {
+      return; // already stored by an earlier fetch
+    }
+    boolean first = charged[id] == 0;
+    if (first && !policy.admit(id)) {
+      return;
+    }
+    long c = StoredValue.charge(payload.length);
+    if (c > capacity) {
+      return;
+    }
+    if (!first) {
+      policy.recordAccess(id, true); // keep the file being filled away from the victim slot
+    }
+    while (used + c > capacity) {
+      int v = policy.victim();
+      if (v < 0 || v == id) {
+        return;
+      }
+      evict(v);
+    }
+    if (first) {
+      policy.added(id);
+    }
+    charged[id] += c;
+    used += c;
+    if (isBlocked(id)) {
+      blocksOf.computeIfAbsent(id, k -> new BitSet()).set(block);
+    }
+    stats.admitted.increment();
+    store.put(key, vh, payload, block, path);
+  }
+
+  /** Removes a whole file from the cache. Caller holds the lock. */
+  private void evict(int id) {
+    String path = catalog.path(id);
+    BitSet blocks = blocksOf.remove(id);
+    if (blocks == null) {
+      store.delete(CacheKey.of(path, 0));
+    } else {
+      for (int b = blocks.nextSetBit(0); b >= 0; b = blocks.nextSetBit(b + 1)) {
+        store.delete(CacheKey.of(path, b));
+      }
+    }
+    used -= charged[id];
+    charged[id] = 0;
+    policy.removed(id);
+    stats.evictions.increment();
+  }
+
+  private synchronized void drop(int id, int block, CacheKey key, int length) {
+    store.delete(key);
+    if (charged[id] == 0) {
+      return;
+    }
+    BitSet blocks = blocksOf.get(id);
+    long c = blocks == null ? charged[id] : StoredValue.charge(length);
+    if (blocks != null) {
+      blocks.clear(block);
+    }
+    charged[id] -= c;
+    used -= c;
+    if (charged[id] <= 0) {
+      used -= charged[id];
+      charged[id] = 0;
+      blocksOf.remove(id);
+      policy.removed(id);
+    }
+  }
+
+  private void evictTo(long limit) {
+    while (used > limit) {
+      int v = policy.victim();
+      if (v < 0) {
+        break;
+      }
+      evict(v);
+    }
+  }
+
+  /** Called by the store's writer when LMDB's map is full: lower the capacity and evict. */
+  void onMapFull(long bytesToFree) {
+    synchronized (this) {
+      long lowered = Math.max(0, Math.min(capacity, used) - bytesToFree);
+      log.warn(
+          "LMDB map full with {} bytes cached; lowering the cache capacity from {} to {}",
+          used,
+          capacity,
+          lowered);
+      capacity = lowered;
+      evictTo(capacity);
+    }
+  }
+
+  /** Bytes charged now. */
+  public synchronized long usedBytes() {
+    return used;
+  }
+
+  /** The capacity in force (it can be lowered at run time, see {@link #onMapFull}). */
+  public synchronized long capacityBytes() {
+    return capacity;
+  }
+
+  /** Number of files with at least one unit cached. */
+  public synchronized int cachedFiles() {
+    return policy.size();
+  }
+
+  /** The policy's name. */
+  public String policyName() {
+    return policy.name();
+  }
+
+  /** Counters. */
+  public CacheStats stats() {
+    return stats;
+  }
+
+  /** Source requests in flight now. */
+  public int fetchesInFlight() {
+    return fetcher.inFlight();
+  }
+
+  /** Requests sent to the source (retries included). */
+  public long sourceRequests() {
+    return fetcher.requests.sum();
+  }
+
+  /** Units fetched from the source: misses that started a fetch (waiters are coalesced). */
+  public long misses() {
+    return fetcher.started.sum();
+  }
+
+  /** Requests that waited for a fetch another caller had started. */
+  public long coalescedFetches() {
+    return fetcher.coalesced.sum();
+  }
+
+  /** "ok", "none: reason" or "down: reason". */
+  public String storeHealth() {
+    if (store == null) {
+      return "none" + (storeProblem == null ? "" : ": " + storeProblem);
+    }
+    return store.healthy() ? "ok" : "down: " + store.downReason();
+  }
+
+  /** Checks the policy and the accounting agree; for tests and the end of a run. */
+  public synchronized void checkInvariants() {
+    policy.checkInvariants();
+    long sum = 0;
+    for (long c : charged) {
+      sum += c;
+    }
+    if (sum != used || used > capacity) {
+      throw new IllegalStateException(
+          "cache accounting: used " + used + ", sum " + sum + ", capacity " + capacity);
+    }
+  }
+
+  /** Waits for queued writes to commit. */
+  public void flush() throws InterruptedException {
+    if (store != null) {
+      store.flush();
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (store != null) {
+      store.close();
+    }
+  }
+}

@@ -1,0 +1,253 @@
+package org.hintfs.fs.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
+import net.jqwik.api.constraints.Size;
+import org.hintfs.backing.FaultInjectingSource;
+import org.hintfs.backing.InMemorySource;
+import org.hintfs.fs.HintFs;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.policy.LruPolicy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The cache with a real LMDB environment on disk and an in-memory source. */
+class TieredCacheTest {
+  @TempDir Path tmp;
+
+  static final int LIMIT = 50_000; // whole-object limit
+  static final int BLOCK = 16_384;
+
+  static InMemorySource dataset(long seed, int files, int maxSize) {
+    Random rnd = new Random(seed);
+    InMemorySource src = new InMemorySource("mem:test");
+    for (int i = 0; i < files; i++) {
+      byte[] b = new byte[rnd.nextInt(maxSize)];
+      rnd.nextBytes(b);
+      src.put("c" + (i % 3) + "/f" + i, b);
+    }
+    return src;
+  }
+
+  static TieredCache open(
+      org.hintfs.backing.DatasetSource src, Catalog cat, Path dir, long capacity) {
+    return TieredCache.open(
+        src,
+        cat,
+        new LruPolicy(cat.entryCount()),
+        dir,
+        new TieredCache.Config(capacity, 1 << 20, LIMIT, BLOCK, 16));
+  }
+
+  static byte[] readFile(TieredCache c, Catalog cat, int id) throws IOException {
+    if (!c.isBlocked(id)) {
+      return c.read(id, 0);
+    }
+    int n = (int) ((cat.size(id) + BLOCK - 1) / BLOCK);
+    byte[] out = new byte[(int) cat.size(id)];
+    for (int b = 0; b < n; b++) {
+      byte[] blk = c.read(id, b);
+      System.arraycopy(blk, 0, out, b * BLOCK, blk.length);
+    }
+    return out;
+  }
+
+  static List<Integer> files(Catalog cat) {
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < cat.entryCount(); i++) {
+      if (!cat.isDirectory(i)) {
+        ids.add(i);
+      }
+    }
+    return ids;
+  }
+
+  @Property(tries = 15)
+  void neverExceedsCapacity_andAlwaysReturnsTheSourceBytes(
+      @ForAll @LongRange(min = 0, max = 400_000) long capacity,
+      @ForAll @Size(min = 1, max = 120) List<@IntRange(min = 0, max = 29) Integer> accesses,
+      @ForAll @IntRange(min = 1, max = 120_000) int maxSize)
+      throws Exception {
+    InMemorySource src = dataset(capacity ^ maxSize, 30, maxSize);
+    Catalog cat = HintFs.listCatalog(src);
+    List<Integer> ids = files(cat);
+    Path dir = Files.createTempDirectory("hintfs-prop"); // jqwik does not inject @TempDir
+    try (TieredCache c = open(src, cat, dir, capacity)) {
+      for (int a : accesses) {
+        int id = ids.get(a);
+        byte[] want = src.readRange(cat.path(id), null, 0, (int) cat.size(id));
+        assertThat(readFile(c, cat, id)).isEqualTo(want);
+        assertThat(c.usedBytes()).isLessThanOrEqualTo(capacity);
+        c.checkInvariants();
+      }
+    } finally {
+      try (var s = Files.walk(dir)) {
+        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  @Test
+  void sixtyFourConcurrentReadsOfOneMissedFile_causeOneSourceRead() throws Exception {
+    FaultInjectingSource src = new FaultInjectingSource(dataset(1, 5, 40_000)).latency(300);
+    Catalog cat = HintFs.listCatalog(src);
+    int id = files(cat).get(0);
+    try (TieredCache c = open(src, cat, tmp.resolve("c"), 1 << 20)) {
+      ExecutorService pool = Executors.newFixedThreadPool(64);
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<byte[]>> got = new ArrayList<>();
+      for (int t = 0; t < 64; t++) {
+        got.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  return c.read(id, 0);
+                }));
+      }
+      start.countDown();
+      byte[] first = got.get(0).get();
+      for (Future<byte[]> f : got) {
+        assertThat(f.get()).isEqualTo(first);
+      }
+      pool.shutdown();
+      assertThat(src.reads()).isEqualTo(1);
+      // One leader fetched; every other read waited for it or found it in RAM afterwards.
+      assertThat(c.misses()).isEqualTo(1);
+      assertThat(c.misses() + c.coalescedFetches() + c.stats().hits()).isEqualTo(64);
+    }
+  }
+
+  @Test
+  void survivesAReopen_withZeroSourceReads() throws Exception {
+    FaultInjectingSource src = new FaultInjectingSource(dataset(2, 40, 90_000));
+    Catalog cat = HintFs.listCatalog(src);
+    List<Integer> ids = files(cat);
+    Path dir = tmp.resolve("c");
+    long used;
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      for (int id : ids) {
+        readFile(c, cat, id);
+      }
+      c.flush();
+      used = c.usedBytes();
+      assertThat(c.cachedFiles()).isEqualTo(ids.size());
+    }
+    long before = src.reads();
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      assertThat(c.usedBytes()).isEqualTo(used);
+      for (int id : ids) {
+        assertThat(readFile(c, cat, id))
+            .isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
+      }
+      // Reading via readRange above counted too: subtract those (one per file).
+      assertThat(src.reads() - before - ids.size()).isZero();
+      assertThat(c.stats().diskHits.sum()).isGreaterThanOrEqualTo(ids.size());
+      c.checkInvariants();
+    }
+  }
+
+  @Test
+  void damagedPayloadsAreDroppedAndRefetched() throws Exception {
+    InMemorySource src = dataset(3, 10, 40_000);
+    Catalog cat = HintFs.listCatalog(src);
+    List<Integer> ids = files(cat);
+    Path dir = tmp.resolve("c");
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      for (int id : ids) {
+        c.read(id, 0);
+      }
+      c.flush();
+    }
+    // Damage every payload: find 32 bytes from the middle of each file in data.mdb and flip them.
+    int damaged = 0;
+    byte[] db = Files.readAllBytes(dir.resolve("data.mdb"));
+    try (RandomAccessFile f = new RandomAccessFile(dir.resolve("data.mdb").toFile(), "rw")) {
+      for (int id : ids) {
+        byte[] b = src.readRange(cat.path(id), null, 0, (int) cat.size(id));
+        if (b.length < 64) {
+          continue;
+        }
+        byte[] needle = Arrays.copyOfRange(b, b.length / 2, b.length / 2 + 32);
+        int at = indexOf(db, needle);
+        assertThat(at).as("payload of %s on disk", cat.path(id)).isPositive();
+        f.seek(at);
+        f.write(~needle[0]);
+        damaged++;
+      }
+    }
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      for (int id : ids) {
+        assertThat(c.read(id, 0))
+            .isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
+      }
+      assertThat(c.stats().corrupt.sum()).isEqualTo(damaged);
+      c.flush();
+      c.checkInvariants();
+      // Refetched entries are stored again, sound this time.
+      for (int id : ids) {
+        c.read(id, 0);
+      }
+      assertThat(c.stats().corrupt.sum()).isEqualTo(damaged);
+    }
+  }
+
+  @Test
+  void aChangedSourceObjectIsNeverServedFromItsOldEntry() throws Exception {
+    InMemorySource src = dataset(4, 3, 10_000);
+    Catalog cat = HintFs.listCatalog(src);
+    int id = files(cat).get(0);
+    Path dir = tmp.resolve("c");
+    try (TieredCache c = open(src, cat, dir, 1 << 20)) {
+      c.read(id, 0);
+      c.flush();
+    }
+    src.put(cat.path(id), "new content".getBytes());
+    Catalog relisted = HintFs.listCatalog(src);
+    int id2 = relisted.lookup(cat.path(id));
+    try (TieredCache c = open(src, relisted, dir, 1 << 20)) {
+      assertThat(new String(c.read(id2, 0))).isEqualTo("new content");
+      assertThat(c.misses()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anUnusableCacheDirectoryServesFromTheSource() throws Exception {
+    InMemorySource src = dataset(5, 3, 10_000);
+    Catalog cat = HintFs.listCatalog(src);
+    Path notADir = Files.writeString(tmp.resolve("file"), "x");
+    try (TieredCache c = open(src, cat, notADir, 1 << 20)) {
+      assertThat(c.storeHealth()).startsWith("none: ");
+      int id = files(cat).get(1);
+      assertThat(c.read(id, 0)).isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
+    }
+  }
+
+  static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (hay[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
+  }
+}

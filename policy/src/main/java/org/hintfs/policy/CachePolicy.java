@@ -1,0 +1,38 @@
+package org.hintfs.policy;
+
+/**
+ * Decides what the cache admits and what it evicts. Samples are dense ints {@code 0..n-1}.
+ *
+ * <p>The store owns capacity (it knows what an entry costs on disk); the policy owns the order. The
+ * caller serializes all calls (policies are not thread-safe) and tells the policy every change:
+ * each access with whether it hit, each sample it added and each it removed, whatever the reason.
+ */
+public interface CachePolicy {
+
+  /** The short name the policy is registered under ({@code lru}, ...). */
+  String name();
+
+  /** A sample was read; {@code hit} if it was served from the cache. */
+  void recordAccess(int sample, boolean hit);
+
+  /** After a miss: should the fetched sample be stored? (Before any eviction it may cause.) */
+  boolean admit(int sample);
+
+  /** The sample is now cached. */
+  void added(int sample);
+
+  /** The sample is no longer cached (evicted, dropped as corrupt, or stale). */
+  void removed(int sample);
+
+  /** The cached sample to evict next, or -1 if there is none. It stays cached until removed. */
+  int victim();
+
+  /** Number of samples the policy believes are cached. */
+  int size();
+
+  /** True if the policy believes the sample is cached. */
+  boolean contains(int sample);
+
+  /** Throws {@link IllegalStateException} if the policy's own structures are inconsistent. */
+  void checkInvariants();
+}

@@ -1,0 +1,243 @@
+package org.hintfs.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The LMDB cache through real mounts: remount, kill -9, corruption, singleflight, changes. */
+class CacheIT {
+  @TempDir Path tmp;
+  Path src;
+  Path mnt;
+  Path cache;
+  List<String> files;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    src = Files.createDirectories(tmp.resolve("src"));
+    Random rnd = new Random(99);
+    files = new ArrayList<>();
+    for (int i = 0; i < 120; i++) {
+      String rel = "c" + (i % 4) + "/f" + i + ".jpg";
+      Files.createDirectories(src.resolve(rel).getParent());
+      HostileTree.write(src.resolve(rel), rnd, 1 + rnd.nextInt(200_000));
+      files.add(rel);
+    }
+    // 20 MB: cached in 4 MiB blocks (5 of them), not whole.
+    HostileTree.write(src.resolve("shard.tar"), rnd, 20_000_000);
+    files.add("shard.tar");
+    mnt = Files.createDirectories(tmp.resolve("mnt"));
+    cache = tmp.resolve("cache");
+  }
+
+  @AfterEach
+  void tearDown() {
+    Hintfs.unmountQuietly(mnt);
+  }
+
+  private void mount(String... extra) throws Exception {
+    List<String> args = new ArrayList<>(List.of("--cache-dir", cache.toString()));
+    args.addAll(List.of(extra));
+    Hintfs.mount(src, mnt, args.toArray(String[]::new));
+  }
+
+  private JsonNode stats() throws Exception {
+    return new ObjectMapper().readTree(Files.readAllBytes(mnt.resolve(".hintfs/stats")));
+  }
+
+  private void readAllAndCompare() throws Exception {
+    for (String f : files) {
+      assertThat(
+              Arrays.equals(Files.readAllBytes(mnt.resolve(f)), Files.readAllBytes(src.resolve(f))))
+          .as(f)
+          .isTrue();
+    }
+  }
+
+  @Test
+  void aRemountServesTheDatasetWithZeroSourceReads() throws Exception {
+    mount();
+    readAllAndCompare();
+    JsonNode first = stats();
+    // 120 whole files + 5 blocks of the shard, all misses on the first pass.
+    assertThat(first.path("misses").asLong()).isEqualTo(125);
+    assertThat(first.path("source_reads").asLong()).isEqualTo(125);
+    Hintfs.Result r = Hintfs.run("unmount", mnt.toString());
+    assertThat(r.rc()).as(r.out()).isZero();
+
+    mount();
+    readAllAndCompare();
+    JsonNode second = stats();
+    assertThat(second.path("source_reads").asLong()).isZero();
+    assertThat(second.path("misses").asLong()).isZero();
+    // At least one hit per unit; the kernel's readahead of the shard may ask for a block twice.
+    assertThat(second.path("disk_hits").asLong()).isGreaterThanOrEqualTo(125);
+    assertThat(second.path("cache_used_bytes").asLong())
+        .isEqualTo(first.path("cache_used_bytes").asLong());
+    Hintfs.Result status = Hintfs.run("status", mnt.toString());
+    assertThat(status.out()).contains("hit ratio:     100.0%").contains("cache:         ok at");
+  }
+
+  @Test
+  void killDashNineMidRun_thenRemount_servesCorrectBytesAndReusesTheCache() throws Exception {
+    mount();
+    long pid = stats().path("pid").asLong();
+    AtomicBoolean stop = new AtomicBoolean();
+    CountDownLatch someRead = new CountDownLatch(40);
+    Thread reader =
+        new Thread(
+            () -> {
+              Random rnd = new Random(5);
+              while (!stop.get()) {
+                try {
+                  Files.readAllBytes(mnt.resolve(files.get(rnd.nextInt(files.size()))));
+                  someRead.countDown();
+                } catch (Exception e) {
+                  return; // the daemon is gone: ENOTCONN
+                }
+              }
+            });
+    reader.start();
+    someRead.await();
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+    ProcessHandle.of(pid).ifPresent(p -> p.onExit().join());
+    stop.set(true);
+    reader.join(10_000);
+    // The dead mount stays until someone detaches it ("Transport endpoint is not connected").
+    Hintfs.exec(List.of("umount", "-l", mnt.toString()), 30);
+    assertThat(Hintfs.isMounted(mnt)).isFalse();
+
+    mount();
+    readAllAndCompare();
+    JsonNode s = stats();
+    assertThat(s.path("disk_hits").asLong()).as("cache reused after kill -9").isPositive();
+    assertThat(s.path("corrupt_entries").asLong()).isZero();
+  }
+
+  @Test
+  void damagedPayloadsOnDisk_areDetectedAndRefetched() throws Exception {
+    mount();
+    readAllAndCompare();
+    assertThat(Hintfs.run("unmount", mnt.toString()).rc()).isZero();
+    byte[] db = Files.readAllBytes(cache.resolve("data.mdb"));
+    int damaged = 0;
+    try (RandomAccessFile f = new RandomAccessFile(cache.resolve("data.mdb").toFile(), "rw")) {
+      for (String rel : files.subList(0, 30)) {
+        byte[] b = Files.readAllBytes(src.resolve(rel));
+        if (b.length < 100) {
+          continue;
+        }
+        byte[] needle = Arrays.copyOfRange(b, b.length / 2, b.length / 2 + 32);
+        int at = indexOf(db, needle);
+        assertThat(at).as("payload of %s in data.mdb", rel).isPositive();
+        f.seek(at);
+        f.write(~needle[0]);
+        damaged++;
+      }
+    }
+    mount();
+    readAllAndCompare();
+    JsonNode s = stats();
+    assertThat(s.path("corrupt_entries").asLong()).isEqualTo(damaged);
+    assertThat(s.path("source_reads").asLong()).isEqualTo(damaged);
+  }
+
+  @Test
+  void sixtyFourConcurrentOpensOfOneMissedFile_causeOneSourceRead() throws Exception {
+    mount();
+    Path f = mnt.resolve(files.get(7));
+    byte[] want = Files.readAllBytes(src.resolve(files.get(7)));
+    ExecutorService pool = Executors.newFixedThreadPool(64);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<byte[]>> got = new ArrayList<>();
+    for (int i = 0; i < 64; i++) {
+      got.add(
+          pool.submit(
+              () -> {
+                go.await();
+                return Files.readAllBytes(f);
+              }));
+    }
+    go.countDown();
+    for (Future<byte[]> g : got) {
+      assertThat(g.get()).isEqualTo(want);
+    }
+    pool.shutdown();
+    assertThat(stats().path("source_reads").asLong()).isEqualTo(1);
+  }
+
+  @Test
+  void aModifiedSourceFileIsServedNewAfterRemount() throws Exception {
+    mount();
+    readAllAndCompare();
+    assertThat(Hintfs.run("unmount", mnt.toString()).rc()).isZero();
+    Files.writeString(src.resolve(files.get(3)), "rewritten after the first mount");
+    mount();
+    assertThat(Files.readString(mnt.resolve(files.get(3))))
+        .isEqualTo("rewritten after the first mount");
+    readAllAndCompare();
+  }
+
+  @Test
+  void aFullDiskDisablesTheCache_butEveryReadIsServed() throws Exception {
+    Path small = Files.createDirectories(tmp.resolve("small"));
+    Hintfs.Result m =
+        Hintfs.exec(
+            List.of("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", small.toString()), 30);
+    assertThat(m.rc()).as(m.out()).isZero();
+    try {
+      cache = small.resolve("cache");
+      mount();
+      // Fill the disk under the running cache, then read more than it could hold.
+      Hintfs.exec(List.of("dd", "if=/dev/zero", "of=" + small.resolve("filler"), "bs=64k"), 60);
+      readAllAndCompare();
+      JsonNode s = stats();
+      assertThat(s.path("cache_health").asText()).startsWith("down: ");
+      assertThat(s.path("errors").has("EIO")).isFalse();
+    } finally {
+      Hintfs.unmountQuietly(mnt);
+      Hintfs.exec(List.of("umount", "-l", small.toString()), 30);
+    }
+  }
+
+  @Test
+  void anUnusableCacheDirIsReportedAndReadsStillWork() throws Exception {
+    cache = Files.writeString(tmp.resolve("not-a-dir"), "x");
+    Hintfs.Result r =
+        Hintfs.run("mount", src.toString(), mnt.toString(), "--cache-dir", cache.toString());
+    // Refused up front: the cache dir cannot even be created.
+    assertThat(r.rc()).isEqualTo(1);
+    assertThat(r.out()).startsWith("hintfs: ").contains("not-a-dir");
+    assertThat(r.out().strip().lines()).hasSize(1);
+  }
+
+  static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (hay[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
+  }
+}
