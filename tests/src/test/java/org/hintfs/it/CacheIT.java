@@ -228,6 +228,24 @@ class CacheIT {
     assertThat(r.out().strip().lines()).hasSize(1);
   }
 
+  @Test
+  void reuseListingMountsFromTheSavedCatalog_aFreshMountSeesChanges() throws Exception {
+    mount();
+    readAllAndCompare();
+    assertThat(Hintfs.run("unmount", mnt.toString()).rc()).isZero();
+    assertThat(cache.resolve("catalog.bin")).exists();
+    Files.writeString(src.resolve("c0/added.jpg"), "new");
+
+    mount("--reuse-listing");
+    assertThat(mnt.resolve("c0/added.jpg")).doesNotExist();
+    readAllAndCompare();
+    assertThat(stats().path("source_reads").asLong()).isZero();
+    assertThat(Hintfs.run("unmount", mnt.toString()).rc()).isZero();
+
+    mount();
+    assertThat(Files.readString(mnt.resolve("c0/added.jpg"))).isEqualTo("new");
+  }
+
   static int indexOf(byte[] hay, byte[] needle) {
     outer:
     for (int i = 0; i + needle.length <= hay.length; i++) {

@@ -198,4 +198,103 @@ public final class Catalog {
   }
 
   private static final java.nio.charset.Charset UTF_8 = StandardCharsets.UTF_8;
+
+  private static final int FILE_MAGIC = 0x48464331; // "HFC1"
+
+  /**
+   * Writes the catalog to {@code file} atomically (a temporary file renamed over it), tagged with
+   * the source it lists and closed by a CRC32C of everything before it.
+   */
+  public void save(java.nio.file.Path file, String source) throws java.io.IOException {
+    java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    try (java.io.DataOutputStream out =
+        new java.io.DataOutputStream(
+            new java.util.zip.CheckedOutputStream(
+                new java.io.BufferedOutputStream(java.nio.file.Files.newOutputStream(tmp), 1 << 16),
+                crc))) {
+      out.writeInt(FILE_MAGIC);
+      out.writeUTF(source);
+      int n = parent.length;
+      out.writeInt(n);
+      out.writeInt(names.length);
+      out.writeInt(tags.length);
+      for (int i = 0; i < n; i++) {
+        out.writeInt(parent[i]);
+        out.writeInt(firstChild[i]);
+        out.writeInt(childCount[i]);
+        out.writeLong(size[i]);
+        out.writeLong(mtimeMillis[i]);
+      }
+      for (int i = 0; i <= n; i++) {
+        out.writeInt(nameStart[i]);
+        out.writeInt(tagStart[i]);
+      }
+      out.write(names);
+      out.write(tags);
+      out.flush();
+      out.writeInt((int) crc.getValue());
+    }
+    java.nio.file.Files.move(
+        tmp,
+        file,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /**
+   * Reads a catalog saved by {@link #save} for {@code source}.
+   *
+   * @throws java.io.IOException if the file is missing, damaged, or lists another source
+   */
+  public static Catalog load(java.nio.file.Path file, String source) throws java.io.IOException {
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    try (java.io.DataInputStream in =
+        new java.io.DataInputStream(
+            new java.util.zip.CheckedInputStream(
+                new java.io.BufferedInputStream(java.nio.file.Files.newInputStream(file), 1 << 16),
+                crc))) {
+      if (in.readInt() != FILE_MAGIC) {
+        throw new java.io.IOException("not a hintfs catalog: " + file);
+      }
+      String saved = in.readUTF();
+      if (!saved.equals(source)) {
+        throw new java.io.IOException("catalog " + file + " lists " + saved + ", not " + source);
+      }
+      int n = in.readInt();
+      int namesLen = in.readInt();
+      int tagsLen = in.readInt();
+      if (n < 1 || namesLen < 0 || tagsLen < 0) {
+        throw new java.io.IOException("damaged catalog " + file);
+      }
+      int[] parent = new int[n];
+      int[] firstChild = new int[n];
+      int[] childCount = new int[n];
+      long[] size = new long[n];
+      long[] mtime = new long[n];
+      int[] nameStart = new int[n + 1];
+      int[] tagStart = new int[n + 1];
+      for (int i = 0; i < n; i++) {
+        parent[i] = in.readInt();
+        firstChild[i] = in.readInt();
+        childCount[i] = in.readInt();
+        size[i] = in.readLong();
+        mtime[i] = in.readLong();
+      }
+      for (int i = 0; i <= n; i++) {
+        nameStart[i] = in.readInt();
+        tagStart[i] = in.readInt();
+      }
+      byte[] names = in.readNBytes(namesLen);
+      byte[] tags = in.readNBytes(tagsLen);
+      int expected = (int) crc.getValue();
+      if (names.length != namesLen || tags.length != tagsLen || in.readInt() != expected) {
+        throw new java.io.IOException("damaged catalog " + file + " (checksum)");
+      }
+      return new Catalog(
+          parent, nameStart, names, tagStart, tags, size, mtime, firstChild, childCount);
+    } catch (java.io.EOFException e) {
+      throw new java.io.IOException("damaged catalog " + file + " (truncated)", e);
+    }
+  }
 }

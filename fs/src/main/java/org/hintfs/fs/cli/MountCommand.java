@@ -97,6 +97,13 @@ final class MountCommand implements Callable<Integer> {
   boolean noDiskCache;
 
   @Option(
+      names = "--reuse-listing",
+      description =
+          "mount from the listing saved in the cache dir at the last mount instead of listing the"
+              + " source again (fast for millions of objects; changes since are not seen)")
+  boolean reuseListing;
+
+  @Option(
       names = "--cache-size",
       paramLabel = "SIZE",
       defaultValue = MountConfig.DEFAULT_CACHE_SIZE,
@@ -227,16 +234,7 @@ final class MountCommand implements Callable<Integer> {
             MountConfig.DEFAULT_METADATA_TIMEOUT,
             debugFuse,
             List.copyOf(fuseOptions));
-    long t0 = System.nanoTime();
-    Catalog catalog = HintFs.listCatalog(src);
-    log.info(
-        "listed {}: {} files, {} bytes, {} directories in {} ms (catalog {} bytes of heap)",
-        src.describe(),
-        catalog.fileCount(),
-        catalog.totalBytes(),
-        catalog.directoryCount(),
-        (System.nanoTime() - t0) / 1_000_000,
-        catalog.heapBytes());
+    Catalog catalog = catalogFor(src, dir);
     HintFs fs = HintFs.create(src, catalog, config);
     log.info(
         "cache: {} at {}, capacity {} bytes, policy {}",
@@ -266,6 +264,53 @@ final class MountCommand implements Callable<Integer> {
     }
     log.info("unmounted {}", mp);
     return 0;
+  }
+
+  /**
+   * The catalog to serve: the persisted one with {@code --reuse-listing}, else a fresh listing
+   * (saved beside the cache for next time); if listing fails, the persisted one with a warning.
+   */
+  private Catalog catalogFor(DatasetSource src, Path dir) throws IOException {
+    Path saved = dir == null ? null : dir.resolve("catalog.bin");
+    if (reuseListing && saved != null && Files.exists(saved)) {
+      try {
+        Catalog c = Catalog.load(saved, src.describe());
+        log.info("using the saved listing {} ({} files); not re-listing", saved, c.fileCount());
+        return c;
+      } catch (IOException e) {
+        log.warn("cannot use the saved listing, listing the source: {}", e.getMessage());
+      }
+    }
+    long t0 = System.nanoTime();
+    Catalog catalog;
+    try {
+      catalog = HintFs.listCatalog(src);
+    } catch (IOException e) {
+      if (saved != null && Files.exists(saved)) {
+        log.warn(
+            "listing {} failed ({}); serving the listing saved at the last mount",
+            src.describe(),
+            e);
+        return Catalog.load(saved, src.describe());
+      }
+      throw new UserError("listing " + src.describe() + " failed: " + e.getMessage());
+    }
+    log.info(
+        "listed {}: {} files, {} bytes, {} directories in {} ms (catalog {} bytes of heap)",
+        src.describe(),
+        catalog.fileCount(),
+        catalog.totalBytes(),
+        catalog.directoryCount(),
+        (System.nanoTime() - t0) / 1_000_000,
+        catalog.heapBytes());
+    if (saved != null) {
+      try {
+        catalog.save(saved, src.describe());
+      } catch (IOException e) {
+        log.warn("cannot save the listing to {}: {}", saved, e.getMessage());
+      }
+    }
+    return catalog;
   }
 
   static String[] fuseArgs(MountConfig c, String description) {
@@ -316,6 +361,9 @@ final class MountCommand implements Callable<Integer> {
       cmd.add("--cache-dir=" + cacheDir.toAbsolutePath().normalize());
     }
     cmd.add("--cache-size=" + cacheSize);
+    if (reuseListing) {
+      cmd.add("--reuse-listing");
+    }
     cmd.add("--ram-cache=" + ramCache);
     cmd.add("--policy=" + policy);
     if (preloadIntoHeap) {

@@ -126,4 +126,27 @@ class CatalogTest {
     double perFile = (double) c.heapBytes() / c.fileCount();
     assertThat(perFile).isBetween(70.0, 80.0);
   }
+
+  @Test
+  void savesAndLoadsItself_andRefusesDamageOrAnotherSource(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+    Catalog c = of("a/\u00fc.jpg", "a/b/c.jpg", "d.txt");
+    java.nio.file.Path f = tmp.resolve("catalog.bin");
+    c.save(f, "dir:/x");
+    Catalog l = Catalog.load(f, "dir:/x");
+    assertThat(l.entryCount()).isEqualTo(c.entryCount());
+    for (int i = 0; i < c.entryCount(); i++) {
+      assertThat(l.path(i)).isEqualTo(c.path(i));
+      assertThat(l.size(i)).isEqualTo(c.size(i));
+      assertThat(l.versionTag(i)).isEqualTo(c.versionTag(i));
+      assertThat(l.isDirectory(i)).isEqualTo(c.isDirectory(i));
+    }
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Catalog.load(f, "dir:/y"))
+        .hasMessageContaining("lists dir:/x");
+    byte[] b = java.nio.file.Files.readAllBytes(f);
+    b[b.length / 2] ^= 1;
+    java.nio.file.Files.write(f, b);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Catalog.load(f, "dir:/x"))
+        .hasMessageContaining("damaged");
+  }
 }
