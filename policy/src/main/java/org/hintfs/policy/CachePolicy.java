@@ -15,7 +15,10 @@ public interface CachePolicy {
   /** A sample was read; {@code hit} if it was served from the cache. */
   void recordAccess(int sample, boolean hit);
 
-  /** After a miss: should the fetched sample be stored? (Before any eviction it may cause.) */
+  /**
+   * After a miss, when the fetched sample fits only by evicting: is it worth a victim? (A sample
+   * that fits in free space is always stored.)
+   */
   boolean admit(int sample);
 
   /** The sample is now cached. */

@@ -57,9 +57,11 @@ class LruPolicyTest {
 
   @Test
   void registryNamesThePoliciesItKnows() {
+    assertThat(Policies.names())
+        .contains("auto", "lru", "lfu", "static", "shade", "impact", "clairvoyant");
     assertThat(Policies.create("lru", 3).name()).isEqualTo("lru");
     assertThatThrownBy(() -> Policies.create("nope", 3))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("choose one of lru");
+        .hasMessageContaining("choose one of auto, lru");
   }
 }

@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
       MountCommand.class,
       UnmountCommand.class,
       StatusCommand.class,
+      SimulateCommand.class,
       CommandLine.HelpCommand.class
     },
     footer = {

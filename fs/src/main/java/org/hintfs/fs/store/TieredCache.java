@@ -282,11 +282,12 @@ public final class TieredCache implements AutoCloseable {
       return; // already stored by an earlier fetch
     }
     boolean first = charged[id] == 0;
-    if (first && !policy.admit(id)) {
-      return;
-    }
     long c = StoredValue.charge(payload.length);
     if (c > capacity) {
+      return;
+    }
+    // The policy is asked only when storing would cost a victim; free space takes anything.
+    if (first && used + c > capacity && !policy.admit(id)) {
       return;
     }
     if (!first) {

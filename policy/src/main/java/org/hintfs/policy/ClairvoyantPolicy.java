@@ -1,0 +1,49 @@
+package org.hintfs.policy;
+
+import java.util.Arrays;
+
+/**
+ * Belady's MIN: evicts the cached sample whose next use is furthest in the future, and bypasses a
+ * missed sample whose own next use is further than every cached one's (caching it would only
+ * displace something needed sooner). With equal sizes this maximizes hits for a known order.
+ *
+ * <p>State: {@code next[s]}, the position of the next access of {@code s} after its latest one, and
+ * a max-heap of cached samples on it, updated on every access.
+ */
+public final class ClairvoyantPolicy extends HeapPolicy {
+  private final NextUse nextUse;
+  private final long[] next;
+
+  public ClairvoyantPolicy(PolicyContext ctx) {
+    super(ctx.samples());
+    if (ctx.nextUse() == null) {
+      throw new IllegalArgumentException(
+          "clairvoyant needs the future order: a seed or order hint (or a trace)");
+    }
+    nextUse = ctx.nextUse();
+    next = new long[ctx.samples()];
+    Arrays.fill(next, NextUse.NEVER);
+  }
+
+  @Override
+  int compare(int a, int b) {
+    return next[a] != next[b] ? Long.compare(next[b], next[a]) : Integer.compare(a, b);
+  }
+
+  @Override
+  public String name() {
+    return "clairvoyant";
+  }
+
+  @Override
+  public void recordAccess(int sample, boolean hit) {
+    next[sample] = nextUse.after(sample);
+    heap.update(sample);
+  }
+
+  @Override
+  public boolean admit(int sample) {
+    int far = heap.peek();
+    return far < 0 || next[sample] < next[far];
+  }
+}
