@@ -16,7 +16,7 @@ import java.util.Arrays;
  * childCount} (4 bytes each), {@code size}, {@code mtime} (8 each) = 36 bytes, plus the name and
  * tag bytes themselves (see {@link #heapBytes()}).
  */
-public final class Catalog {
+public final class Catalog implements org.hintfs.policy.DirectoryTree {
   /** Id of the root directory. */
   public static final int ROOT = 0;
 
@@ -84,6 +84,7 @@ public final class Catalog {
   }
 
   /** True for directories. */
+  @Override
   public boolean isDirectory(int id) {
     return firstChild[id] >= 0;
   }
@@ -104,16 +105,19 @@ public final class Catalog {
   }
 
   /** Number of children of a directory. */
+  @Override
   public int childCount(int id) {
     return isDirectory(id) ? childCount[id] : 0;
   }
 
   /** Id of the {@code i}-th child (in name order) of a directory. */
+  @Override
   public int child(int dir, int i) {
     return firstChild[dir] + i;
   }
 
   /** The entry's own name ("" for the root). */
+  @Override
   public String name(int id) {
     return new String(names, nameStart[id], nameStart[id + 1] - nameStart[id], UTF_8);
   }
