@@ -125,7 +125,7 @@ final class SimulateCommand implements Callable<Integer> {
     }
     String label = kind.equals("file") ? traceFile.getFileName().toString() : kind;
     System.out.println(
-        "| trace | cache | policy | hit ratio | served locally | substitutions | GB fetched | hits vs lru |");
+        "| trace | cache | policy | hit ratio | served locally | substitutions | MB fetched | hits vs lru |");
     System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (double size : sizes) {
       List<Simulator.Result> rows = new ArrayList<>();
@@ -165,7 +165,7 @@ final class SimulateCommand implements Callable<Integer> {
             r.hitRatio(),
             r.localRatio(),
             r.substitutions(),
-            r.bytesFetched() / 1e9,
+            r.bytesFetched() / 1e6,
             lruHits > 0 ? String.format(Locale.ROOT, "%.2fx", (double) r.hits() / lruHits) : "-");
       }
     }
