@@ -57,7 +57,7 @@ public final class ErrorTable {
       return Errno.ESTALE;
     }
     if (t instanceof IllegalArgumentException) {
-      return Errno.EINVAL;
+      return Errno.EINVAL; // InvalidHintException included: a rejected control line
     }
     if (t instanceof SourceUnavailableException) {
       return Errno.EIO;
@@ -70,7 +70,7 @@ public final class ErrorTable {
     Errno e = errnoFor(t);
     LongAdder c = counts.get(e);
     c.increment();
-    if (e != Errno.ENOENT) {
+    if (e != Errno.ENOENT && !(t instanceof org.hintfs.fs.control.InvalidHintException)) {
       long n = c.sum();
       if (n <= LOG_FIRST || n % LOG_EVERY == 0) {
         if (e == Errno.EIO && !(t instanceof java.io.IOException)) {

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.catalog.CatalogBuilder;
+import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
 import org.hintfs.policy.Policies;
 
@@ -37,14 +38,79 @@ public final class HintFs {
   private final Instant started = Instant.now();
   private final StatsReport statsReport;
   private final TieredCache cache;
+  private final HintState hints;
+  private final org.hintfs.fs.control.ControlParser parser;
+  private volatile TraceRecorder trace;
 
-  /** A filesystem over a listed source, reading through {@code cache}. */
-  public HintFs(DatasetSource source, Catalog catalog, MountConfig config, TieredCache cache) {
+  /** Background fetches of substituted samples: a few threads, the fetcher bounds the rest. */
+  private final java.util.concurrent.ExecutorService background =
+      java.util.concurrent.Executors.newFixedThreadPool(
+          4,
+          r -> {
+            Thread t = new Thread(r, "background-fetch");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /** A filesystem over a listed source, reading through {@code cache}, steered by {@code hints}. */
+  public HintFs(
+      DatasetSource source,
+      Catalog catalog,
+      MountConfig config,
+      TieredCache cache,
+      HintState hints) {
     this.source = source;
     this.catalog = catalog;
     this.config = config;
     this.cache = cache;
+    this.hints = hints;
+    this.parser = new org.hintfs.fs.control.ControlParser(catalog, hints);
     this.statsReport = new StatsReport(this);
+    cache.setListener(
+        new TieredCache.Listener() {
+          @Override
+          public void added(int id) {
+            var c = hints.chooser();
+            if (c != null) {
+              c.cached(id);
+            }
+          }
+
+          @Override
+          public void removed(int id) {
+            var c = hints.chooser();
+            if (c != null) {
+              c.uncached(id);
+            }
+          }
+        });
+    HintFs self = this;
+    hints.connect(
+        new HintState.Effects() {
+          @Override
+          public void underPolicyLock(Runnable r) {
+            cache.underLock(r);
+          }
+
+          @Override
+          public void switchPolicy(String name) {
+            cache.switchPolicy(Policies.create(name, hints.context()));
+          }
+
+          @Override
+          public void trace(boolean on) {
+            try {
+              self.setTrace(on ? config.tracePath() : null);
+            } catch (IOException e) {
+              errors.record("trace", String.valueOf(config.tracePath()), e);
+            }
+          }
+
+          @Override
+          public int[] cachedIds() {
+            return cache.cachedIds();
+          }
+        });
   }
 
   /**
@@ -57,11 +123,12 @@ public final class HintFs {
     if (config.cacheDir() != null) {
       capacity = Math.min(capacity, diskRoomFor(config.cacheDir()));
     }
+    HintState hints = new HintState(catalog.entryCount());
     TieredCache cache =
         TieredCache.open(
             source,
             catalog,
-            Policies.create(config.policy(), catalog.entryCount()),
+            Policies.create(config.policy(), hints.context()),
             config.cacheDir(),
             new TieredCache.Config(
                 capacity,
@@ -69,7 +136,16 @@ public final class HintFs {
                 config.wholeObjectLimit(),
                 config.blockSize(),
                 config.maxFetches()));
-    return new HintFs(source, catalog, config, cache);
+    HintFs fs = new HintFs(source, catalog, config, cache, hints);
+    if (config.tracePath() != null) {
+      try {
+        fs.setTrace(config.tracePath());
+      } catch (IOException e) {
+        throw new IllegalArgumentException(
+            "cannot write the trace " + config.tracePath() + ": " + e.getMessage());
+      }
+    }
+    return fs;
   }
 
   /**
@@ -210,15 +286,15 @@ public final class HintFs {
     if (isDirectory(id)) {
       throw new IsDirectoryException(path);
     }
-    if (forWrite) {
+    if (forWrite && id != VirtualFile.CONTROL.id()) {
       throw new ReadOnlyException(path);
     }
     OpenFile f;
     if (id < 0) {
-      byte[] content = statsReport.json().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      byte[] content = virtualContent(VirtualFile.byId(id));
       f = new OpenFile(id, path, null, content.length, content);
     } else {
-      f = new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+      f = openSample(id);
     }
     long fh = nextHandle.getAndIncrement();
     handles.put(fh, f);
@@ -226,10 +302,154 @@ public final class HintFs {
     return fh;
   }
 
-  /** True if the handle must bypass the page cache (generated content with no fixed size). */
+  private byte[] virtualContent(VirtualFile v) {
+    String text =
+        switch (v) {
+          case STATS -> statsReport.json();
+          case ERRORS -> hints.errorsText();
+          case CACHED -> cachedText();
+          default -> "";
+        };
+    return text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** The #index of every dataset sample cached now, one per line. */
+  private String cachedText() {
+    if (hints.view() == null) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int id : cache.cachedIds()) {
+      int s = hints.sampleOf(id);
+      if (s >= 0) {
+        sb.append('#').append(s).append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Opens a catalog file. For a sample of the declared dataset this is where substitution happens:
+   * if substitution is on, the sample is not cached and the chooser allows it, the handle serves a
+   * cached sample of the same class instead (the caller sets direct_io on it) and the missed sample
+   * is fetched in the background.
+   */
+  private OpenFile openSample(int id) {
+    int sample = hints.sampleOf(id);
+    if (sample >= 0) {
+      boolean hit = cache.isCached(id);
+      int sub = -1;
+      if (!hit && hints.substitution() && !cache.isBlocked(id)) {
+        int[] pick = {-1};
+        cache.underLock(
+            () -> {
+              var chooser = hints.chooser();
+              if (chooser != null) {
+                chooser.accessed(id);
+                pick[0] = chooser.choose(id);
+              }
+            });
+        sub = pick[0];
+      } else if (hints.substitution()) {
+        cache.underLock(
+            () -> {
+              var chooser = hints.chooser();
+              if (chooser != null) {
+                chooser.accessed(id);
+              }
+            });
+      }
+      hints.countOpen(id, hit, sub >= 0);
+      recordTrace(id);
+      if (sub >= 0) {
+        background.execute(() -> fetchQuietly(id));
+        return new OpenFile(
+            sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
+      }
+    }
+    return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+  }
+
+  private void fetchQuietly(int id) {
+    try {
+      cache.read(id, 0);
+    } catch (IOException | RuntimeException e) {
+      errors.record("background fetch", catalog.path(id), e);
+    }
+  }
+
+  private void recordTrace(int id) {
+    TraceRecorder t = trace;
+    if (t != null) {
+      t.read(hints.epoch(), hints.sampleOf(id), catalog.size(id), hints.classOf(id));
+    }
+  }
+
+  /**
+   * Takes bytes written to a control handle: every complete line is parsed and applied; a trailing
+   * piece waits for the rest (or for release).
+   *
+   * @throws org.hintfs.fs.control.InvalidHintException if a line was rejected (the others stand)
+   */
+  public int write(long fh, byte[] data) throws IOException {
+    OpenFile f = handles.get(fh);
+    if (f == null) {
+      throw new BadHandleException(fh);
+    }
+    if (f.id != VirtualFile.CONTROL.id()) {
+      throw new ReadOnlyException(f.path);
+    }
+    String firstError = null;
+    synchronized (f) {
+      int start = 0;
+      for (int i = 0; i < data.length; i++) {
+        if (data[i] == '\n') {
+          f.partial.write(data, start, i - start);
+          String err = applyLine(f.partial.toString(java.nio.charset.StandardCharsets.UTF_8));
+          firstError = firstError == null ? err : firstError;
+          f.partial.reset();
+          start = i + 1;
+        }
+      }
+      f.partial.write(data, start, data.length - start);
+      if (f.partial.size() > org.hintfs.fs.control.ControlParser.MAX_LINE) {
+        String head = f.partial.toString(java.nio.charset.StandardCharsets.UTF_8);
+        f.partial.reset();
+        hints.reject(head, "line longer than " + org.hintfs.fs.control.ControlParser.MAX_LINE);
+        firstError = firstError == null ? "line too long" : firstError;
+      }
+    }
+    if (firstError != null) {
+      throw new org.hintfs.fs.control.InvalidHintException(firstError);
+    }
+    return data.length;
+  }
+
+  /** Parses and queues one line; returns the reason it was rejected, or null. */
+  private String applyLine(String line) {
+    try {
+      org.hintfs.fs.control.Hint h = parser.parse(line);
+      if (h != null) {
+        hints.accept(h, line.strip().split("\\s+", 2)[0]);
+      }
+      return null;
+    } catch (org.hintfs.fs.control.InvalidHintException e) {
+      hints.reject(line, e.getMessage());
+      return e.getMessage();
+    }
+  }
+
+  /** {@code open(..., 'w')} truncates first: allowed on the control file, EROFS elsewhere. */
+  public void truncate(String path) throws IOException {
+    if (resolve(path) != VirtualFile.CONTROL.id()) {
+      throw new ReadOnlyException(path);
+    }
+  }
+
+  /** True if the handle must bypass the page cache: generated content, or a substitute. */
   public boolean isDirectIo(long fh) {
     OpenFile f = handles.get(fh);
-    return f != null && f.isVirtual();
+    return f != null && (f.isVirtual() || f.substituted);
   }
 
   /**
@@ -291,9 +511,37 @@ public final class HintFs {
     }
   }
 
-  /** Closes a handle; unknown handles are ignored. */
+  /** Closes a handle; a control handle's unfinished last line is applied now. */
   public void release(long fh) {
-    handles.remove(fh);
+    OpenFile f = handles.remove(fh);
+    if (f != null && f.id == VirtualFile.CONTROL.id()) {
+      synchronized (f) {
+        if (f.partial.size() > 0) {
+          applyLine(f.partial.toString(java.nio.charset.StandardCharsets.UTF_8));
+          f.partial.reset();
+        }
+      }
+    }
+  }
+
+  /** The hints this mount has received. */
+  public HintState hints() {
+    return hints;
+  }
+
+  /** Starts or stops recording every sample open to {@code file} (null: stop). */
+  public synchronized void setTrace(java.nio.file.Path file) throws IOException {
+    TraceRecorder old = trace;
+    trace = file == null ? null : new TraceRecorder(file);
+    if (old != null) {
+      old.close();
+    }
+  }
+
+  /** Stops background work and flushes the trace. */
+  public void close() throws IOException {
+    background.shutdownNow();
+    setTrace(null);
   }
 
   /** Receives bytes read. */

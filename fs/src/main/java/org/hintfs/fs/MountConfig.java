@@ -21,6 +21,7 @@ import java.util.List;
  * @param metadataTimeout how long the kernel may cache entries and attributes
  * @param fuseDebug run libfuse with -d (every request logged)
  * @param extraFuseOptions further -o options passed through to libfuse
+ * @param tracePath where {@code --trace} and {@code trace on} record opens, or null
  */
 public record MountConfig(
     String source,
@@ -34,7 +35,8 @@ public record MountConfig(
     int maxFetches,
     Duration metadataTimeout,
     boolean fuseDebug,
-    List<String> extraFuseOptions) {
+    List<String> extraFuseOptions,
+    Path tracePath) {
 
   /** The whole dataset: cache everything the disk allows. */
   public static final String DEFAULT_CACHE_SIZE = "100%";
@@ -42,8 +44,8 @@ public record MountConfig(
   /** 512 MiB: room for ~4,700 ImageNet JPEGs just fetched, small beside a trainer's memory. */
   public static final long DEFAULT_RAM_CACHE = 512L << 20;
 
-  /** The policy until hints say more. */
-  public static final String DEFAULT_POLICY = "lru";
+  /** Uses what the hints allow: clairvoyant, importance, or frequency. */
+  public static final String DEFAULT_POLICY = "auto";
 
   /** 8 MiB: 70x an ImageNet JPEG, small enough that 64 concurrent opens stay under 512 MiB. */
   public static final int DEFAULT_WHOLE_OBJECT_LIMIT = 8 << 20;
@@ -71,7 +73,8 @@ public record MountConfig(
         DEFAULT_MAX_FETCHES,
         DEFAULT_METADATA_TIMEOUT,
         false,
-        List.of());
+        List.of(),
+        null);
   }
 
   /** A copy with another cache directory and capacity. */
@@ -88,7 +91,8 @@ public record MountConfig(
         maxFetches,
         metadataTimeout,
         fuseDebug,
-        extraFuseOptions);
+        extraFuseOptions,
+        tracePath);
   }
 
   /** A copy with other object and block sizes. */
@@ -105,6 +109,7 @@ public record MountConfig(
         maxFetches,
         metadataTimeout,
         fuseDebug,
-        extraFuseOptions);
+        extraFuseOptions,
+        tracePath);
   }
 }

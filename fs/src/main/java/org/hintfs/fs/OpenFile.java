@@ -13,13 +13,24 @@ final class OpenFile {
   final long size;
   private volatile byte[] bytes;
 
+  /** True if the bytes are another sample's, served in this one's place. */
+  final boolean substituted;
+
   OpenFile(int id, String path, String version, long size, byte[] bytes) {
+    this(id, path, version, size, bytes, false);
+  }
+
+  OpenFile(int id, String path, String version, long size, byte[] bytes, boolean substituted) {
     this.id = id;
     this.path = path;
     this.version = version;
     this.size = size;
     this.bytes = bytes;
+    this.substituted = substituted;
   }
+
+  /** A control handle's bytes not yet ending in a newline. */
+  final java.io.ByteArrayOutputStream partial = new java.io.ByteArrayOutputStream();
 
   private int blockIndex = -1;
   private byte[] block;

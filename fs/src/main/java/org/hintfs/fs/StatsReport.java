@@ -58,6 +58,21 @@ final class StatsReport {
     m.put("cache_used_bytes", c.usedBytes());
     m.put("cache_capacity_bytes", c.capacityBytes());
     m.put("cached_files", c.cachedFiles());
+    var h = fs.hints();
+    Map<String, Object> hints = new LinkedHashMap<>();
+    hints.put("dataset", h.datasetDir());
+    hints.put("samples", h.view() == null ? 0 : h.view().samples());
+    hints.put("classes", h.view() == null ? 0 : h.view().classes());
+    hints.put("epoch", h.epoch());
+    hints.put("accepted", h.accepted.sum());
+    hints.put("accepted_by_kind", h.acceptedByVerb());
+    hints.put("rejected", h.rejected.sum());
+    hints.put("scored_samples", h.context().importance().knownCount());
+    hints.put("substitution", h.substitution());
+    hints.put("substitution_max", h.substitutionMax());
+    m.put("hints", hints);
+    m.put("substitutions", h.substitutions.sum());
+    m.put("per_class", h.perClass());
     m.put("errors", fs.errors().snapshot());
     try {
       return JSON.writeValueAsString(m) + "\n";

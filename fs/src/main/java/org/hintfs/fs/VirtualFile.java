@@ -9,7 +9,13 @@ public enum VirtualFile {
   /** The {@code /.hintfs} directory itself. */
   DIR(-2, ".hintfs"),
   /** Mount statistics as JSON, generated at open. */
-  STATS(-3, "stats");
+  STATS(-3, "stats"),
+  /** Hint lines are written here. */
+  CONTROL(-4, "control"),
+  /** The last rejected control lines and why, generated at open. */
+  ERRORS(-5, "errors"),
+  /** The #index of every dataset sample held locally now, generated at open. */
+  CACHED(-6, "cached");
 
   /** Name of the reserved directory at the mount root. */
   public static final String DIR_NAME = ".hintfs";

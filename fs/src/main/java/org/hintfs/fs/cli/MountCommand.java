@@ -97,6 +97,14 @@ final class MountCommand implements Callable<Integer> {
   boolean noDiskCache;
 
   @Option(
+      names = "--trace",
+      paramLabel = "FILE",
+      description =
+          "append every open of a dataset sample to FILE in the simulator's trace format"
+              + " (also: 'trace on|off' in the control file)")
+  Path trace;
+
+  @Option(
       names = "--reuse-listing",
       description =
           "mount from the listing saved in the cache dir at the last mount instead of listing the"
@@ -233,9 +241,15 @@ final class MountCommand implements Callable<Integer> {
             MountConfig.DEFAULT_MAX_FETCHES,
             MountConfig.DEFAULT_METADATA_TIMEOUT,
             debugFuse,
-            List.copyOf(fuseOptions));
+            List.copyOf(fuseOptions),
+            trace == null ? null : trace.toAbsolutePath());
     Catalog catalog = catalogFor(src, dir);
-    HintFs fs = HintFs.create(src, catalog, config);
+    HintFs fs;
+    try {
+      fs = HintFs.create(src, catalog, config);
+    } catch (IllegalArgumentException e) {
+      throw new UserError(e.getMessage());
+    }
     log.info(
         "cache: {} at {}, capacity {} bytes, policy {}",
         fs.cache().storeHealth(),
@@ -253,6 +267,7 @@ final class MountCommand implements Callable<Integer> {
       Thread.currentThread().interrupt();
     } finally {
       try {
+        fs.close();
         fs.cache().close();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -363,6 +378,9 @@ final class MountCommand implements Callable<Integer> {
     cmd.add("--cache-size=" + cacheSize);
     if (reuseListing) {
       cmd.add("--reuse-listing");
+    }
+    if (trace != null) {
+      cmd.add("--trace=" + trace.toAbsolutePath());
     }
     cmd.add("--ram-cache=" + ramCache);
     cmd.add("--policy=" + policy);

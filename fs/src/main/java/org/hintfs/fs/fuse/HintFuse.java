@@ -80,6 +80,9 @@ public final class HintFuse extends FuseStubFS {
     if (fs.isDirectory(id)) {
       stat.st_mode.set(FileStat.S_IFDIR | 0555);
       stat.st_nlink.set(2);
+    } else if (id == org.hintfs.fs.VirtualFile.CONTROL.id()) {
+      stat.st_mode.set(FileStat.S_IFREG | 0644);
+      stat.st_nlink.set(1);
     } else {
       stat.st_mode.set(FileStat.S_IFREG | 0444);
       stat.st_nlink.set(1);
@@ -136,6 +139,9 @@ public final class HintFuse extends FuseStubFS {
   public int open(String path, FuseFileInfo fi) {
     try {
       boolean forWrite = (fi.flags.get() & O_ACCMODE) != O_RDONLY;
+      if (forWrite && !callerMayWrite()) {
+        throw new java.nio.file.AccessDeniedException(path, null, "only its owner writes control");
+      }
       long fh = fs.open(path, forWrite);
       fi.fh.set(fh);
       if (fs.isDirectIo(fh)) {
@@ -191,8 +197,8 @@ public final class HintFuse extends FuseStubFS {
   @Override
   public int access(String path, int mask) {
     try {
-      fs.resolve(path);
-      return (mask & W_OK) != 0 ? readOnly() : 0;
+      int id = fs.resolve(path);
+      return (mask & W_OK) != 0 && id != org.hintfs.fs.VirtualFile.CONTROL.id() ? readOnly() : 0;
     } catch (Throwable t) {
       return fail("access", path, t);
     }
@@ -247,13 +253,30 @@ public final class HintFuse extends FuseStubFS {
 
   @Override
   public int truncate(String path, @off_t long size) {
-    return readOnly();
+    try {
+      fs.truncate(path);
+      return 0;
+    } catch (Throwable t) {
+      return fail("truncate", path, t);
+    }
   }
 
   @Override
   public int write(
       String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-    return readOnly();
+    try {
+      byte[] data = new byte[(int) size];
+      buf.get(0, data, 0, data.length);
+      return fs.write(fi.fh.get(), data);
+    } catch (Throwable t) {
+      return fail("write", path, t);
+    }
+  }
+
+  /** The mounting user and root may write the control file (others reach it with allow_other). */
+  private boolean callerMayWrite() {
+    long caller = getContext().uid.get();
+    return caller == uid || caller == 0;
   }
 
   @Override

@@ -41,7 +41,24 @@ public final class TieredCache implements AutoCloseable {
 
   private final DatasetSource source;
   private final Catalog catalog;
-  private final CachePolicy policy;
+  private CachePolicy policy;
+  private volatile Listener listener = NO_LISTENER;
+
+  /** Told, under the cache's lock, when a file enters or leaves the cache. */
+  public interface Listener {
+    void added(int id);
+
+    void removed(int id);
+  }
+
+  private static final Listener NO_LISTENER =
+      new Listener() {
+        @Override
+        public void added(int id) {}
+
+        @Override
+        public void removed(int id) {}
+      };
   private final LmdbStore store; // null: no disk tier
   private final String storeProblem;
   private final Cache<Long, byte[]> ram;
@@ -302,6 +319,7 @@ public final class TieredCache implements AutoCloseable {
     }
     if (first) {
       policy.added(id);
+      listener.added(id);
     }
     charged[id] += c;
     used += c;
@@ -326,6 +344,7 @@ public final class TieredCache implements AutoCloseable {
     used -= charged[id];
     charged[id] = 0;
     policy.removed(id);
+    listener.removed(id);
     stats.evictions.increment();
   }
 
@@ -346,6 +365,7 @@ public final class TieredCache implements AutoCloseable {
       charged[id] = 0;
       blocksOf.remove(id);
       policy.removed(id);
+      listener.removed(id);
     }
   }
 
@@ -373,6 +393,54 @@ public final class TieredCache implements AutoCloseable {
     }
   }
 
+  /** Sets the listener told of files entering and leaving the cache. */
+  public void setListener(Listener l) {
+    listener = l == null ? NO_LISTENER : l;
+  }
+
+  /** Runs {@code r} under the lock that guards the policy (for hints that change its inputs). */
+  public synchronized void underLock(Runnable r) {
+    r.run();
+  }
+
+  /** Replaces the policy; the new one is told of every file cached now. */
+  public synchronized void switchPolicy(CachePolicy next) {
+    for (int id = 0; id < charged.length; id++) {
+      if (charged[id] > 0) {
+        next.added(id);
+      }
+    }
+    policy = next;
+    log.info("cache policy is now {}", next.name());
+  }
+
+  /** True if the file can be served without the source: on disk or in RAM (whole files). */
+  public boolean isCached(int id) {
+    synchronized (this) {
+      if (charged[id] > 0) {
+        return true;
+      }
+    }
+    return ram.getIfPresent(((long) id) << 32) != null;
+  }
+
+  /** Ids of the files on disk now. */
+  public synchronized int[] cachedIds() {
+    int n = 0;
+    for (long c : charged) {
+      if (c > 0) {
+        n++;
+      }
+    }
+    int[] out = new int[n];
+    for (int id = 0, k = 0; id < charged.length; id++) {
+      if (charged[id] > 0) {
+        out[k++] = id;
+      }
+    }
+    return out;
+  }
+
   /** Bytes charged now. */
   public synchronized long usedBytes() {
     return used;
@@ -388,9 +456,9 @@ public final class TieredCache implements AutoCloseable {
     return policy.size();
   }
 
-  /** The policy's name. */
-  public String policyName() {
-    return policy.name();
+  /** The policy's name ("auto (shade)" while auto follows shade). */
+  public synchronized String policyName() {
+    return policy instanceof org.hintfs.policy.AutoPolicy a ? a.describe() : policy.name();
   }
 
   /** Counters. */

@@ -1,0 +1,39 @@
+package org.hintfs.fs;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Writes every open of a dataset sample in the simulator's trace format ({@code <epoch> <sample>
+ * <size> <class>}), appending, so a real run can be replayed through every policy offline.
+ */
+final class TraceRecorder implements AutoCloseable {
+  private final BufferedWriter out;
+
+  TraceRecorder(Path file) throws IOException {
+    boolean fresh = !Files.exists(file) || Files.size(file) == 0;
+    out =
+        Files.newBufferedWriter(
+            file, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    if (fresh) {
+      out.write("# hintfs trace v1: <epoch> <sample> <size> <class>, recorded by a mount\n");
+    }
+  }
+
+  synchronized void read(int epoch, int sample, long size, int cls) {
+    try {
+      out.write(epoch + " " + sample + " " + size + " " + cls + "\n");
+    } catch (IOException e) {
+      // A trace is a diagnostic: losing a line never fails a read.
+    }
+  }
+
+  @Override
+  public synchronized void close() throws IOException {
+    out.close();
+  }
+}

@@ -1,0 +1,246 @@
+package org.hintfs.fs.control;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.policy.ImageFolderView;
+import org.hintfs.policy.Policies;
+
+/**
+ * Parses one control line into a {@link Hint}, checking everything that can be checked now (syntax,
+ * numbers, that every sample exists), so that a line is either applied whole or rejected whole with
+ * a reason.
+ *
+ * <pre>
+ * dataset &lt;dir&gt;                         ImageFolder root that #indices refer to
+ * loss &lt;sample&gt;=&lt;loss&gt; ...              one minibatch of per-sample losses
+ * importance &lt;sample&gt;=&lt;score&gt; ...       direct scores
+ * epoch &lt;e&gt;                             a new epoch begins
+ * similar &lt;sample&gt; &lt;neighbour&gt; ...      neighbours a missed sample may be substituted with
+ * substitution on|off [max &lt;fraction&gt;]
+ * policy &lt;name&gt;
+ * trace on|off
+ * </pre>
+ *
+ * {@code <sample>} is {@code #<index>} (ImageFolder index under the declared dataset) or a path
+ * relative to the mount root.
+ */
+public final class ControlParser {
+  /** A longer line is refused: 1 MiB holds a 256-sample batch many times over. */
+  public static final int MAX_LINE = 1 << 20;
+
+  private final Catalog catalog;
+  private final HintState state;
+
+  public ControlParser(Catalog catalog, HintState state) {
+    this.catalog = catalog;
+    this.state = state;
+  }
+
+  /**
+   * Parses a line (without its newline).
+   *
+   * @return the hint, or null for a blank or comment line
+   * @throws InvalidHintException saying what is wrong
+   */
+  public Hint parse(String line) {
+    if (line.length() > MAX_LINE) {
+      throw new InvalidHintException("line longer than " + MAX_LINE + " bytes");
+    }
+    String l = line.strip();
+    if (l.isEmpty() || l.startsWith("#")) {
+      return null;
+    }
+    String[] f = l.split("\\s+");
+    String verb = f[0].toLowerCase(Locale.ROOT);
+    switch (verb) {
+      case "dataset":
+        return dataset(f, l);
+      case "loss":
+      case "importance":
+        return scores(verb, f);
+      case "epoch":
+        need(f, 2, 2, "epoch <e>");
+        return new Hint.Epoch(nonNegativeInt(f[1], "epoch"));
+      case "similar":
+        return similar(f);
+      case "substitution":
+        return substitution(f);
+      case "policy":
+        need(f, 2, 2, "policy <name>");
+        if (!Policies.names().contains(f[1])) {
+          throw new InvalidHintException(
+              "unknown policy '"
+                  + f[1]
+                  + "': choose one of "
+                  + String.join(", ", Policies.names()));
+        }
+        return new Hint.Policy(f[1]);
+      case "trace":
+        need(f, 2, 2, "trace on|off");
+        return new Hint.Trace(onOff(f[1]));
+      case "seed":
+      case "order":
+        throw new InvalidHintException(
+            "'" + verb + "' hints (sampler replay) are not supported by this version yet");
+      default:
+        throw new InvalidHintException(
+            "unknown hint '"
+                + f[0]
+                + "': expected dataset, loss, importance, epoch, similar, substitution, policy"
+                + " or trace");
+    }
+  }
+
+  private Hint dataset(String[] f, String line) {
+    if (f.length < 2) {
+      throw new InvalidHintException("usage: dataset <dir>");
+    }
+    String dir = line.substring("dataset".length()).strip();
+    int root = catalog.lookup(dir);
+    if (root < 0 || !catalog.isDirectory(root)) {
+      throw new InvalidHintException("dataset " + dir + ": no such directory in the mount");
+    }
+    try {
+      return new Hint.Dataset(dir, ImageFolderView.build(catalog, root), root);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidHintException("dataset " + dir + ": " + e.getMessage());
+    }
+  }
+
+  private Hint scores(String verb, String[] f) {
+    if (f.length < 2) {
+      throw new InvalidHintException("usage: " + verb + " <sample>=<value> ...");
+    }
+    int n = f.length - 1;
+    int[] ids = new int[n];
+    float[] vs = new float[n];
+    for (int k = 0; k < n; k++) {
+      String t = f[k + 1];
+      int eq = t.lastIndexOf('=');
+      if (eq <= 0 || eq == t.length() - 1) {
+        throw new InvalidHintException("expected <sample>=<value>, got '" + t + "'");
+      }
+      ids[k] = sample(t.substring(0, eq));
+      try {
+        vs[k] = Float.parseFloat(t.substring(eq + 1));
+      } catch (NumberFormatException e) {
+        throw new InvalidHintException(
+            "not a number: '" + t.substring(eq + 1) + "' in '" + t + "'");
+      }
+      if (Float.isNaN(vs[k]) || Float.isInfinite(vs[k])) {
+        throw new InvalidHintException("value must be finite: '" + t + "'");
+      }
+    }
+    return verb.equals("loss") ? new Hint.Losses(ids, vs) : new Hint.Scores(ids, vs);
+  }
+
+  private Hint similar(String[] f) {
+    if (f.length < 3) {
+      throw new InvalidHintException("usage: similar <sample> <neighbour> ...");
+    }
+    int s = sample(f[1]);
+    int[] ns = new int[f.length - 2];
+    for (int k = 2; k < f.length; k++) {
+      ns[k - 2] = sample(f[k]);
+    }
+    return new Hint.Similar(s, ns);
+  }
+
+  private Hint substitution(String[] f) {
+    if (f.length != 2 && f.length != 4) {
+      throw new InvalidHintException("usage: substitution on|off [max <fraction>]");
+    }
+    boolean on = onOff(f[1]);
+    double max = state.substitutionMax();
+    if (f.length == 4) {
+      if (!f[2].equals("max")) {
+        throw new InvalidHintException("usage: substitution on|off [max <fraction>]");
+      }
+      try {
+        max = Double.parseDouble(f[3]);
+      } catch (NumberFormatException e) {
+        throw new InvalidHintException("max must be a number in [0, 1], not '" + f[3] + "'");
+      }
+      if (!(max >= 0 && max <= 1)) {
+        throw new InvalidHintException("max must be in [0, 1], not " + f[3]);
+      }
+    }
+    if (on && state.view() == null) {
+      throw new InvalidHintException(
+          "substitution needs the dataset first (a 'dataset <dir>' line): classes come from it");
+    }
+    return new Hint.Substitution(on, max);
+  }
+
+  /** A sample: {@code #index} under the dataset, or a path to a file in the mount. */
+  int sample(String token) {
+    if (token.startsWith("#")) {
+      ImageFolderView v = state.view();
+      if (v == null) {
+        throw new InvalidHintException(
+            "'" + token + "': #index needs the dataset first (a 'dataset <dir>' line)");
+      }
+      int i;
+      try {
+        i = Integer.parseInt(token.substring(1));
+      } catch (NumberFormatException e) {
+        throw new InvalidHintException("not an index: '" + token + "'");
+      }
+      if (i < 0 || i >= v.samples()) {
+        throw new InvalidHintException(
+            "no sample " + token + ": the dataset has #0 to #" + (v.samples() - 1));
+      }
+      return v.node(i);
+    }
+    int id = catalog.lookup(token);
+    if (id < 0 || catalog.isDirectory(id)) {
+      throw new InvalidHintException("no such file in the mount: '" + token + "'");
+    }
+    return id;
+  }
+
+  private static boolean onOff(String s) {
+    if (s.equals("on")) {
+      return true;
+    }
+    if (s.equals("off")) {
+      return false;
+    }
+    throw new InvalidHintException("expected on or off, not '" + s + "'");
+  }
+
+  private static int nonNegativeInt(String s, String what) {
+    try {
+      int v = Integer.parseInt(s);
+      if (v < 0) {
+        throw new NumberFormatException();
+      }
+      return v;
+    } catch (NumberFormatException e) {
+      throw new InvalidHintException(what + " must be a whole number >= 0, not '" + s + "'");
+    }
+  }
+
+  private static void need(String[] f, int min, int max, String usage) {
+    if (f.length < min || f.length > max) {
+      throw new InvalidHintException("usage: " + usage);
+    }
+  }
+
+  /** Splits text into lines; a trailing piece without a newline is returned in {@code rest}. */
+  static List<String> lines(String text, StringBuilder rest) {
+    List<String> out = new ArrayList<>();
+    int start = 0;
+    for (int i = 0; i < text.length(); i++) {
+      if (text.charAt(i) == '\n') {
+        out.add(text.substring(start, i));
+        start = i + 1;
+      }
+    }
+    rest.setLength(0);
+    rest.append(text, start, text.length());
+    return out;
+  }
+}

@@ -1,0 +1,28 @@
+package org.hintfs.fs.control;
+
+/** One parsed, checked control line. Samples are catalog ids. */
+public sealed interface Hint {
+  /** The ImageFolder root that {@code #index} refers to. */
+  record Dataset(String dir, org.hintfs.policy.ImageFolderView view, int root) implements Hint {}
+
+  /** One minibatch of losses. */
+  record Losses(int[] samples, float[] losses) implements Hint {}
+
+  /** Direct importance scores. */
+  record Scores(int[] samples, float[] scores) implements Hint {}
+
+  /** A new epoch begins. */
+  record Epoch(int epoch) implements Hint {}
+
+  /** Neighbours a missed sample may be substituted with. */
+  record Similar(int sample, int[] neighbours) implements Hint {}
+
+  /** Substitution on or off, with the per-epoch cap. */
+  record Substitution(boolean on, double maxFraction) implements Hint {}
+
+  /** Select a cache policy. */
+  record Policy(String name) implements Hint {}
+
+  /** Start or stop recording the trace. */
+  record Trace(boolean on) implements Hint {}
+}
