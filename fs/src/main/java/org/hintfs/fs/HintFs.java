@@ -42,7 +42,7 @@ public final class HintFs {
   private final org.hintfs.fs.control.ControlParser parser;
   private volatile TraceRecorder trace;
 
-  /** Background fetches of substituted samples: a few threads, the fetcher bounds the rest. */
+  /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
   private final java.util.concurrent.ExecutorService background =
       java.util.concurrent.Executors.newFixedThreadPool(
           4,
@@ -109,6 +109,18 @@ public final class HintFs {
           @Override
           public int[] cachedIds() {
             return cache.cachedIds();
+          }
+
+          @Override
+          public void recordScores(boolean losses, int[] ids, float[] values) {
+            TraceRecorder t = trace;
+            if (t != null) {
+              int[] samples = new int[ids.length];
+              for (int k = 0; k < ids.length; k++) {
+                samples[k] = hints.sampleOf(ids[k]);
+              }
+              t.scores(losses, samples, values);
+            }
           }
         });
   }
@@ -335,44 +347,46 @@ public final class HintFs {
    * is fetched in the background.
    */
   private OpenFile openSample(int id) {
-    int sample = hints.sampleOf(id);
-    if (sample >= 0) {
-      boolean hit = cache.isCached(id);
-      int sub = -1;
-      if (!hit && hints.substitution() && !cache.isBlocked(id)) {
-        int[] pick = {-1};
-        cache.underLock(
-            () -> {
-              var chooser = hints.chooser();
-              if (chooser != null) {
-                chooser.accessed(id);
+    if (cache.isBlocked(id)) {
+      // Large files: accesses are recorded per block as they are read.
+      return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    }
+    boolean hit = cache.access(id);
+    if (!hit) {
+      // The kernel's page cache may still hold this file and answer every read itself; the cache
+      // must see the miss all the same, or it could never admit what the page cache serves.
+      // If the kernel does ask, its read joins this fetch (singleflight): one source request.
+      background.execute(() -> fetchQuietly(id));
+    }
+    if (hints.sampleOf(id) < 0) {
+      return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    }
+    int[] pick = {-1};
+    if (hints.substitution()) {
+      cache.underLock(
+          () -> {
+            var chooser = hints.chooser();
+            if (chooser != null) {
+              chooser.accessed(id);
+              if (!hit) {
                 pick[0] = chooser.choose(id);
               }
-            });
-        sub = pick[0];
-      } else if (hints.substitution()) {
-        cache.underLock(
-            () -> {
-              var chooser = hints.chooser();
-              if (chooser != null) {
-                chooser.accessed(id);
-              }
-            });
-      }
-      hints.countOpen(id, hit, sub >= 0);
-      recordTrace(id);
-      if (sub >= 0) {
-        background.execute(() -> fetchQuietly(id));
-        return new OpenFile(
-            sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
-      }
+            }
+          });
+    }
+    int sub = pick[0];
+    hints.countOpen(id, hit, sub >= 0);
+    recordTrace(id);
+    if (sub >= 0) {
+      return new OpenFile(
+          sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
     }
     return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
   }
 
   private void fetchQuietly(int id) {
     try {
-      cache.read(id, 0);
+      cache.read(id, 0, false); // its access was recorded at open, as a miss
     } catch (IOException | RuntimeException e) {
       errors.record("background fetch", catalog.path(id), e);
     }
@@ -504,7 +518,7 @@ public final class HintFs {
     synchronized (f) {
       b = f.bytes();
       if (b == null) {
-        b = cache.read(f.id, 0);
+        b = cache.read(f.id, 0, false); // the access was recorded at open
         f.setBytes(b);
       }
       return b;

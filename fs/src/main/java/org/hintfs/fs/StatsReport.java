@@ -48,6 +48,8 @@ final class StatsReport {
     m.put("ram_hits", cs.ramHits.sum());
     m.put("disk_hits", cs.diskHits.sum());
     m.put("misses", c.misses());
+    m.put("open_hits", cs.openHits.sum());
+    m.put("open_misses", cs.openMisses.sum());
     m.put("bytes_from_cache", cs.bytesFromCache.sum());
     m.put("admitted", cs.admitted.sum());
     m.put("evictions", cs.evictions.sum());

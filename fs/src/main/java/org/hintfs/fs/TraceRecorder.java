@@ -32,6 +32,25 @@ final class TraceRecorder implements AutoCloseable {
     }
   }
 
+  /** A batch of losses or scores (samples outside the dataset, -1, are left out). */
+  synchronized void scores(boolean losses, int[] samples, float[] values) {
+    StringBuilder sb = new StringBuilder(losses ? "loss" : "importance");
+    int n = 0;
+    for (int k = 0; k < samples.length; k++) {
+      if (samples[k] >= 0) {
+        sb.append(' ').append(samples[k]).append('=').append(values[k]);
+        n++;
+      }
+    }
+    if (n > 0) {
+      try {
+        out.write(sb.append('\n').toString());
+      } catch (IOException e) {
+        // A trace is a diagnostic: losing a line never fails a read.
+      }
+    }
+  }
+
   @Override
   public synchronized void close() throws IOException {
     out.close();

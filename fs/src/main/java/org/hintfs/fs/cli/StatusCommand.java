@@ -56,8 +56,8 @@ final class StatusCommand implements Callable<Integer> {
             + " in "
             + s.path("reads").asLong()
             + " reads");
-    long hits = s.path("hits").asLong();
-    long misses = s.path("misses").asLong();
+    long hits = s.path("open_hits").asLong();
+    long misses = s.path("open_misses").asLong();
     row(
         out,
         "cache",
@@ -78,15 +78,17 @@ final class StatusCommand implements Callable<Integer> {
         out,
         "hit ratio",
         (hits + misses == 0 ? "-" : String.format("%.1f%%", 100.0 * hits / (hits + misses)))
-            + " ("
+            + " of opens ("
             + hits
-            + " hits: "
-            + s.path("ram_hits").asLong()
-            + " RAM, "
-            + s.path("disk_hits").asLong()
-            + " disk; "
+            + " hits, "
             + misses
-            + " misses)");
+            + " misses; reads from RAM "
+            + s.path("ram_hits").asLong()
+            + ", disk "
+            + s.path("disk_hits").asLong()
+            + ", source "
+            + s.path("misses").asLong()
+            + ")");
     row(out, "from cache", Human.bytes(s.path("bytes_from_cache").asLong()));
     row(
         out,

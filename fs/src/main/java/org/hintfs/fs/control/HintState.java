@@ -49,6 +49,9 @@ public final class HintState {
 
     /** Ids cached now (to seed a new chooser). Called under the policy lock. */
     int[] cachedIds();
+
+    /** Scores just applied, for the trace. */
+    void recordScores(boolean losses, int[] ids, float[] values);
   }
 
   private final int entries;
@@ -254,6 +257,7 @@ public final class HintState {
       effects.underPolicyLock(this::rebuildChooser);
     } else if (h instanceof Hint.Losses l) {
       effects.underPolicyLock(() -> importance.recordBatch(l.samples(), l.losses()));
+      effects.recordScores(true, l.samples(), l.losses());
     } else if (h instanceof Hint.Scores s) {
       effects.underPolicyLock(
           () -> {
@@ -261,6 +265,7 @@ public final class HintState {
               importance.set(s.samples()[k], s.scores()[k]);
             }
           });
+      effects.recordScores(false, s.samples(), s.scores());
     } else if (h instanceof Hint.Epoch e) {
       effects.underPolicyLock(
           () -> {

@@ -10,7 +10,17 @@ public final class CacheStats {
   /** Objects or blocks served from LMDB. */
   public final LongAdder diskHits = new LongAdder();
 
+  /** Units read from the source. */
+  public final LongAdder misses = new LongAdder();
+
   public final LongAdder bytesFromCache = new LongAdder();
+
+  /** Opens of whole files that could be served without the source (what a trainer sees). */
+  public final LongAdder openHits = new LongAdder();
+
+  /** Opens of whole files that needed the source (or a substitute). */
+  public final LongAdder openMisses = new LongAdder();
+
   public final LongAdder bytesFromSource = new LongAdder();
   public final LongAdder admitted = new LongAdder();
   public final LongAdder evictions = new LongAdder();

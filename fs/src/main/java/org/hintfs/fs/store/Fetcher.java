@@ -37,8 +37,6 @@ final class Fetcher {
       new ConcurrentHashMap<>();
   private final Semaphore permits;
   final LongAdder coalesced = new LongAdder();
-  final LongAdder started = new LongAdder();
-  final LongAdder requests = new LongAdder();
 
   Fetcher(int maxConcurrent) {
     this.permits = new Semaphore(maxConcurrent);
@@ -57,7 +55,6 @@ final class Fetcher {
       coalesced.increment();
       return await(running);
     }
-    started.increment();
     try {
       byte[] b = withRetries(load);
       mine.complete(b);
@@ -79,7 +76,6 @@ final class Fetcher {
         throw new InterruptedIOException("interrupted waiting for a fetch slot");
       }
       try {
-        requests.increment();
         return load.run();
       } catch (SourceUnavailableException e) {
         if (attempt >= RETRIES) {

@@ -228,11 +228,38 @@ public final class TieredCache implements AutoCloseable {
    * @throws IOException only if the source cannot serve it either
    */
   public byte[] read(int id, int block) throws IOException {
+    return read(id, block, true);
+  }
+
+  /**
+   * Records an open of a whole file as an access (hit if it can be served without the source),
+   * before any read: with the kernel's page cache, a reopened file may never reach {@link #read},
+   * and the policy must see every access all the same.
+   *
+   * @return true for a hit
+   */
+  public boolean access(int id) {
+    boolean hit = isCached(id);
+    (hit ? stats.openHits : stats.openMisses).increment();
+    synchronized (this) {
+      policy.recordAccess(id, hit);
+    }
+    return hit;
+  }
+
+  /**
+   * The bytes of one unit; {@code recordAccess} false when the access was already recorded at open
+   * ({@link #access}).
+   */
+  public byte[] read(int id, int block, boolean recordAccess) throws IOException {
     long rk = ((long) id << 32) | block;
     byte[] b = ram.getIfPresent(rk);
     if (b != null) {
       stats.ramHits.increment();
-      served(id, true, b.length);
+      stats.bytesFromCache.add(b.length);
+      if (recordAccess) {
+        served(id, true);
+      }
       return b;
     }
     String path = catalog.path(id);
@@ -244,7 +271,10 @@ public final class TieredCache implements AutoCloseable {
       LmdbStore.Lookup l = store.get(key, vh, length);
       if (l.hit()) {
         stats.diskHits.increment();
-        served(id, true, length);
+        stats.bytesFromCache.add(length);
+        if (recordAccess) {
+          served(id, true);
+        }
         return l.payload();
       }
       if (l.check() != null) {
@@ -253,13 +283,22 @@ public final class TieredCache implements AutoCloseable {
         drop(id, block, key, length);
       }
     }
-    served(id, false, 0);
+    if (recordAccess) {
+      served(id, false);
+    }
     return fetcher.fetch(rk, () -> fetchAndAdmit(id, block, path, version, vh, key, length));
   }
 
   private byte[] fetchAndAdmit(
       int id, int block, String path, String version, long vh, CacheKey key, int length)
       throws IOException {
+    // A fetch of the same unit may have finished between this caller's lookups and its turn as
+    // the leader: look again before going to the source.
+    byte[] done = ram.getIfPresent(((long) id << 32) | block);
+    if (done != null) {
+      return done;
+    }
+    stats.misses.increment();
     long offset = (long) block * config.blockSize();
     byte[] b = new byte[length];
     ByteBuffer buf = ByteBuffer.wrap(b);
@@ -280,10 +319,7 @@ public final class TieredCache implements AutoCloseable {
     return b;
   }
 
-  private void served(int id, boolean hit, long bytes) {
-    if (hit) {
-      stats.bytesFromCache.add(bytes);
-    }
+  private void served(int id, boolean hit) {
     synchronized (this) {
       policy.recordAccess(id, hit);
     }
@@ -295,8 +331,8 @@ public final class TieredCache implements AutoCloseable {
       return;
     }
     BitSet blocks = blocksOf.get(id);
-    if (blocks != null && blocks.get(block)) {
-      return; // already stored by an earlier fetch
+    if (isBlocked(id) ? blocks != null && blocks.get(block) : charged[id] > 0) {
+      return; // already stored by an earlier fetch of the same unit
     }
     boolean first = charged[id] == 0;
     long c = StoredValue.charge(payload.length);
@@ -471,14 +507,14 @@ public final class TieredCache implements AutoCloseable {
     return fetcher.inFlight();
   }
 
-  /** Requests sent to the source (retries included). */
+  /** Reads sent to the source, retries included (a retry is one more miss). */
   public long sourceRequests() {
-    return fetcher.requests.sum();
+    return stats.misses.sum();
   }
 
-  /** Units fetched from the source: misses that started a fetch (waiters are coalesced). */
+  /** Units read from the source (waiters on a fetch already running are coalesced). */
   public long misses() {
-    return fetcher.started.sum();
+    return stats.misses.sum();
   }
 
   /** Requests that waited for a fetch another caller had started. */
