@@ -84,6 +84,14 @@ class ControlIT {
   }
 
   @Test
+  void datasetPathsMayUseDotSegments() throws Exception {
+    write("dataset ./train/.\n");
+    assertThat(stats().path("hints").path("dataset").asText()).isEqualTo("./train/.");
+    assertThat(stats().path("hints").path("samples").asInt()).isEqualTo(60);
+    write("importance ./train/c0/0.jpg=1\n");
+  }
+
+  @Test
   void pythonsOpenForWritingTruncatesFirst_andThatWorks() throws Exception {
     Hintfs.Result r =
         Hintfs.exec(

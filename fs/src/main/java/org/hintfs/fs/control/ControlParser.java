@@ -98,7 +98,7 @@ public final class ControlParser {
       throw new InvalidHintException("usage: dataset <dir>");
     }
     String dir = line.substring("dataset".length()).strip();
-    int root = catalog.lookup(dir);
+    int root = catalog.lookup(normalize(dir));
     if (root < 0 || !catalog.isDirectory(root)) {
       throw new InvalidHintException("dataset " + dir + ": no such directory in the mount");
     }
@@ -194,11 +194,22 @@ public final class ControlParser {
       }
       return v.node(i);
     }
-    int id = catalog.lookup(token);
+    int id = catalog.lookup(normalize(token));
     if (id < 0 || catalog.isDirectory(id)) {
       throw new InvalidHintException("no such file in the mount: '" + token + "'");
     }
     return id;
+  }
+
+  /** Drops "." segments: "." is the mount root, "./train" is "train". */
+  static String normalize(String path) {
+    StringBuilder sb = new StringBuilder();
+    for (String seg : path.split("/")) {
+      if (!seg.isEmpty() && !seg.equals(".")) {
+        sb.append('/').append(seg);
+      }
+    }
+    return sb.length() == 0 ? "/" : sb.toString();
   }
 
   private static boolean onOff(String s) {
