@@ -1,0 +1,70 @@
+package org.hintfs.policy.sampler;
+
+import java.util.Arrays;
+
+/** The orders PyTorch's samplers produce, replayed. */
+public final class TorchSamplers {
+  private TorchSamplers() {}
+
+  /**
+   * {@code DistributedSampler(dataset of n, num_replicas=world, rank=rank, shuffle, seed,
+   * drop_last)} after {@code set_epoch(epoch)}: a permutation from a generator seeded with {@code
+   * seed + epoch}; without drop_last, padded by repeating its start up to a multiple of world; with
+   * it, cut down to one; then every world-th index from rank.
+   */
+  public static int[] distributed(
+      int n, int world, int rank, boolean shuffle, long seed, long epoch, boolean dropLast) {
+    if (world < 1 || rank < 0 || rank >= world) {
+      throw new IllegalArgumentException("rank " + rank + " is not in [0, " + world + ")");
+    }
+    int numSamples =
+        dropLast && n % world != 0
+            ? (int) Math.ceil((double) (n - world) / world)
+            : (int) Math.ceil((double) n / world);
+    int total = numSamples * world;
+    int[] indices;
+    if (shuffle) {
+      indices = new TorchGenerator(seed + epoch).randperm(n);
+    } else {
+      indices = new int[n];
+      for (int i = 0; i < n; i++) {
+        indices[i] = i;
+      }
+    }
+    int[] padded;
+    if (!dropLast) {
+      padded = Arrays.copyOf(indices, total);
+      for (int i = n; i < total; i++) {
+        padded[i] = indices[(i - n) % n];
+      }
+    } else {
+      padded = Arrays.copyOf(indices, total);
+    }
+    int[] out = new int[numSamples];
+    for (int k = 0, i = rank; i < total; i += world, k++) {
+      out[k] = padded[i];
+    }
+    return out;
+  }
+
+  /**
+   * The orders {@code DataLoader(dataset of n, shuffle=True, generator=g)} reads over several
+   * epochs, {@code g} seeded with {@code seed}. Each {@code iter(loader)} first draws the
+   * iterator's {@code _base_seed} (one 64-bit value) from {@code g}, then {@code RandomSampler}
+   * draws {@code randperm(n)} from it, and when it is exhausted one more {@code randperm(n)} for
+   * the {@code [:num_samples % n]} tail, empty here but drawn all the same. With persistent workers
+   * the iterator, and so the base-seed draw, is made once, at the first epoch only.
+   */
+  public static int[][] dataLoaderShuffle(int n, long seed, int epochs, boolean persistentWorkers) {
+    TorchGenerator g = new TorchGenerator(seed);
+    int[][] out = new int[epochs][];
+    for (int e = 0; e < epochs; e++) {
+      if (e == 0 || !persistentWorkers) {
+        g.randomInt64();
+      }
+      out[e] = g.randperm(n);
+      g.randperm(n); // RandomSampler's tail: torch.randperm(n)[:num_samples % n], here [:0]
+    }
+    return out;
+  }
+}
