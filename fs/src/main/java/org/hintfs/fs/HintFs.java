@@ -41,6 +41,7 @@ public final class HintFs {
   private final HintState hints;
   private final org.hintfs.fs.control.ControlParser parser;
   private volatile TraceRecorder trace;
+  private final org.hintfs.fs.prefetch.Prefetcher prefetcher;
 
   /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
   private final java.util.concurrent.ExecutorService background =
@@ -65,6 +66,21 @@ public final class HintFs {
     this.cache = cache;
     this.hints = hints;
     this.parser = new org.hintfs.fs.control.ControlParser(catalog, hints);
+    this.prefetcher =
+        new org.hintfs.fs.prefetch.Prefetcher(
+            hints.predicted(),
+            config.prefetchWindow(),
+            config.prefetchWindowBytes(),
+            config.prefetchThreads(),
+            cache::isCached,
+            catalog::size,
+            id -> {
+              try {
+                cache.prefetch(id);
+              } catch (IOException | RuntimeException e) {
+                errors.record("prefetch", catalog.path(id), e);
+              }
+            });
     this.statsReport = new StatsReport(this);
     cache.setListener(
         new TieredCache.Listener() {
@@ -109,6 +125,12 @@ public final class HintFs {
           @Override
           public int[] cachedIds() {
             return cache.cachedIds();
+          }
+
+          @Override
+          public void orderChanged() {
+            cache.orderChanged();
+            prefetcher.reset();
           }
 
           @Override
@@ -377,6 +399,7 @@ public final class HintFs {
     int sub = pick[0];
     hints.countOpen(id, hit, sub >= 0);
     recordTrace(id);
+    prefetcher.opened(id);
     if (sub >= 0) {
       return new OpenFile(
           sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
@@ -552,8 +575,14 @@ public final class HintFs {
     }
   }
 
+  /** The prefetcher (for stats). */
+  public org.hintfs.fs.prefetch.Prefetcher prefetcher() {
+    return prefetcher;
+  }
+
   /** Stops background work and flushes the trace. */
   public void close() throws IOException {
+    prefetcher.close();
     background.shutdownNow();
     setTrace(null);
   }

@@ -74,6 +74,23 @@ final class StatsReport {
     hints.put("substitution_max", h.substitutionMax());
     m.put("hints", hints);
     m.put("substitutions", h.substitutions.sum());
+    var po = h.predicted();
+    var pf = fs.prefetcher();
+    Map<String, Object> pred = new LinkedHashMap<>();
+    pred.put("known", po.known());
+    var sd = h.seed();
+    pred.put("seed", sd == null ? null : sd.seed());
+    pred.put("sampler", sd == null ? (po.known() ? "order" : null) : sd.sampler());
+    pred.put("rank", sd == null ? null : sd.rank() + "/" + sd.world());
+    pred.put("position", po.position());
+    pred.put("length", po.order() == null ? 0 : po.order().length);
+    pred.put("window", pf.window());
+    pred.put("files_in_flight", pf.filesInFlight());
+    pred.put("bytes_in_flight", pf.bytesInFlight());
+    pred.put("prefetched", pf.prefetched.sum());
+    pred.put("off_order_opens", pf.offOrder.sum());
+    pred.put("stale_drops", pf.staleDrops.sum());
+    m.put("prediction", pred);
     m.put("per_class", h.perClass());
     m.put("errors", fs.errors().snapshot());
     try {

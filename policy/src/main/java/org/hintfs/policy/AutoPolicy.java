@@ -51,6 +51,20 @@ public final class AutoPolicy implements CachePolicy {
   }
 
   @Override
+  public void prefetching(int sample) {
+    if (clairvoyant != null) {
+      clairvoyant.prefetching(sample);
+    }
+  }
+
+  @Override
+  public void orderChanged(int[] cached) {
+    if (clairvoyant != null) {
+      clairvoyant.orderChanged(cached);
+    }
+  }
+
+  @Override
   public boolean admit(int sample) {
     return active().admit(sample);
   }

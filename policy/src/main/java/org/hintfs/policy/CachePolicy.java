@@ -30,6 +30,15 @@ public interface CachePolicy {
   /** The cached sample to evict next, or -1 if there is none. It stays cached until removed. */
   int victim();
 
+  /**
+   * A sample is about to be fetched ahead of its read (prefetch), not read: policies that know the
+   * future look it up before {@link #admit}. Default: nothing.
+   */
+  default void prefetching(int sample) {}
+
+  /** The known future order changed (a new seed or epoch): re-key these cached samples. */
+  default void orderChanged(int[] cached) {}
+
   /** Number of samples the policy believes are cached. */
   int size();
 

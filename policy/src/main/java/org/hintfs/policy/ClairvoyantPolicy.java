@@ -42,6 +42,20 @@ public final class ClairvoyantPolicy extends HeapPolicy {
   }
 
   @Override
+  public void prefetching(int sample) {
+    next[sample] = nextUse.after(sample);
+    heap.update(sample);
+  }
+
+  @Override
+  public void orderChanged(int[] cached) {
+    for (int s : cached) {
+      next[s] = nextUse.after(s);
+      heap.update(s);
+    }
+  }
+
+  @Override
   public boolean admit(int sample) {
     int far = heap.peek();
     return far < 0 || next[sample] < next[far];

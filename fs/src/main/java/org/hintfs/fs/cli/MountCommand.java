@@ -105,6 +105,21 @@ final class MountCommand implements Callable<Integer> {
   Path trace;
 
   @Option(
+      names = "--prefetch-window",
+      paramLabel = "FILES",
+      defaultValue = "" + MountConfig.DEFAULT_PREFETCH_WINDOW,
+      description =
+          "files fetched ahead of the reader once a seed hint is known (default: ${DEFAULT-VALUE})")
+  int prefetchWindow;
+
+  @Option(
+      names = "--source-latency-ms",
+      hidden = true,
+      defaultValue = "0",
+      description = "tests and benchmarks: add this much latency to every source read")
+  long sourceLatencyMs;
+
+  @Option(
       names = "--reuse-listing",
       description =
           "mount from the listing saved in the cache dir at the last mount instead of listing the"
@@ -219,6 +234,9 @@ final class MountCommand implements Callable<Integer> {
     if (preloadIntoHeap) {
       src = InMemorySource.copyOf(src);
     }
+    if (sourceLatencyMs > 0) {
+      src = new org.hintfs.backing.FaultInjectingSource(src).latency(sourceLatencyMs);
+    }
     Path dir = noDiskCache || preloadIntoHeap ? null : resolvedCacheDir(src);
     CacheDirectory claimed = null;
     if (dir != null) {
@@ -242,7 +260,10 @@ final class MountCommand implements Callable<Integer> {
             MountConfig.DEFAULT_METADATA_TIMEOUT,
             debugFuse,
             List.copyOf(fuseOptions),
-            trace == null ? null : trace.toAbsolutePath());
+            trace == null ? null : trace.toAbsolutePath(),
+            prefetchWindow,
+            MountConfig.DEFAULT_PREFETCH_WINDOW_BYTES,
+            MountConfig.DEFAULT_PREFETCH_THREADS);
     Catalog catalog = catalogFor(src, dir);
     HintFs fs;
     try {
@@ -378,6 +399,10 @@ final class MountCommand implements Callable<Integer> {
     cmd.add("--cache-size=" + cacheSize);
     if (reuseListing) {
       cmd.add("--reuse-listing");
+    }
+    cmd.add("--prefetch-window=" + prefetchWindow);
+    if (sourceLatencyMs > 0) {
+      cmd.add("--source-latency-ms=" + sourceLatencyMs);
     }
     if (trace != null) {
       cmd.add("--trace=" + trace.toAbsolutePath());

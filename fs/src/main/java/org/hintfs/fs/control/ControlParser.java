@@ -81,15 +81,22 @@ public final class ControlParser {
         need(f, 2, 2, "trace on|off");
         return new Hint.Trace(onOff(f[1]));
       case "seed":
+        return seed(f);
       case "order":
-        throw new InvalidHintException(
-            "'" + verb + "' hints (sampler replay) are not supported by this version yet");
+        if (f.length < 2) {
+          throw new InvalidHintException("usage: order <sample> ...");
+        }
+        int[] ids = new int[f.length - 1];
+        for (int k = 1; k < f.length; k++) {
+          ids[k - 1] = sample(f[k]);
+        }
+        return new Hint.Order(ids);
       default:
         throw new InvalidHintException(
             "unknown hint '"
                 + f[0]
-                + "': expected dataset, loss, importance, epoch, similar, substitution, policy"
-                + " or trace");
+                + "': expected dataset, loss, importance, epoch, seed, order, similar,"
+                + " substitution, policy or trace");
     }
   }
 
@@ -134,6 +141,62 @@ public final class ControlParser {
       }
     }
     return verb.equals("loss") ? new Hint.Losses(ids, vs) : new Hint.Scores(ids, vs);
+  }
+
+  /** {@code seed <s> [epoch <e>] [world <w> rank <r>] [sampler distributed|random] [drop_last]}. */
+  private Hint seed(String[] f) {
+    String usage =
+        "usage: seed <s> [epoch <e>] [world <w> rank <r>] [sampler distributed|random]"
+            + " [drop_last] [persistent_workers]";
+    if (f.length < 2) {
+      throw new InvalidHintException(usage);
+    }
+    long seed;
+    try {
+      seed = Long.parseLong(f[1]);
+    } catch (NumberFormatException e) {
+      throw new InvalidHintException("the seed must be a 64-bit integer, not '" + f[1] + "'");
+    }
+    int epoch = 0;
+    int world = 1;
+    int rank = 0;
+    String sampler = "distributed";
+    boolean dropLast = false;
+    boolean persistent = false;
+    for (int i = 2; i < f.length; i++) {
+      switch (f[i]) {
+        case "epoch" -> epoch = nonNegativeInt(value(f, ++i, usage), "epoch");
+        case "world" -> world = nonNegativeInt(value(f, ++i, usage), "world");
+        case "rank" -> rank = nonNegativeInt(value(f, ++i, usage), "rank");
+        case "sampler" -> {
+          sampler = value(f, ++i, usage);
+          if (!sampler.equals("distributed") && !sampler.equals("random")) {
+            throw new InvalidHintException(
+                "sampler is distributed or random, not '" + sampler + "'");
+          }
+        }
+        case "drop_last" -> dropLast = true;
+        case "persistent_workers" -> persistent = true;
+        default -> throw new InvalidHintException("unexpected '" + f[i] + "': " + usage);
+      }
+    }
+    if (world < 1 || rank >= world) {
+      throw new InvalidHintException("rank " + rank + " is not in [0, world " + world + ")");
+    }
+    if (sampler.equals("random") && world != 1) {
+      throw new InvalidHintException("sampler random has one rank; use sampler distributed");
+    }
+    if (state.view() == null) {
+      throw new InvalidHintException("seed needs the dataset first (a 'dataset <dir>' line)");
+    }
+    return new Hint.Seed(seed, epoch, world, rank, sampler, dropLast, persistent);
+  }
+
+  private static String value(String[] f, int i, String usage) {
+    if (i >= f.length) {
+      throw new InvalidHintException(usage);
+    }
+    return f[i];
   }
 
   private Hint similar(String[] f) {

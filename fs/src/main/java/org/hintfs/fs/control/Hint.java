@@ -23,6 +23,25 @@ public sealed interface Hint {
   /** Select a cache policy. */
   record Policy(String name) implements Hint {}
 
+  /**
+   * The sampler's seed: this rank's order follows from it.
+   *
+   * @param sampler "distributed" (DistributedSampler) or "random" (DataLoader shuffle with a
+   *     generator seeded so)
+   */
+  record Seed(
+      long seed,
+      int epoch,
+      int world,
+      int rank,
+      String sampler,
+      boolean dropLast,
+      boolean persistentWorkers)
+      implements Hint {}
+
+  /** An explicit upcoming order of catalog ids. */
+  record Order(int[] ids) implements Hint {}
+
   /** Start or stop recording the trace. */
   record Trace(boolean on) implements Hint {}
 }

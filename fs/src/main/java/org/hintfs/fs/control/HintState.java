@@ -52,9 +52,15 @@ public final class HintState {
 
     /** Scores just applied, for the trace. */
     void recordScores(boolean losses, int[] ids, float[] values);
+
+    /** The predicted order changed: re-key the policy, restart the prefetcher. */
+    void orderChanged();
   }
 
   private final int entries;
+  private final org.hintfs.fs.prefetch.PredictedOrder predicted =
+      new org.hintfs.fs.prefetch.PredictedOrder();
+  private volatile Hint.Seed seed;
   private final Importance importance;
   private final int[] classOf;
   private final PolicyContext context;
@@ -82,7 +88,7 @@ public final class HintState {
     this.importance = new Importance(entries);
     this.classOf = new int[entries];
     Arrays.fill(classOf, -1);
-    this.context = new PolicyContext(entries, importance, null, classOf);
+    this.context = new PolicyContext(entries, importance, predicted, classOf);
     this.applier = new Thread(this::applyLoop, "hint-applier");
     this.applier.setDaemon(true);
     this.applier.start();
@@ -91,6 +97,16 @@ public final class HintState {
   /** Connects the state to the mount it steers (once, before any hint arrives). */
   public void connect(Effects e) {
     this.effects = e;
+  }
+
+  /** This rank's predicted order (empty until a seed or order hint). */
+  public org.hintfs.fs.prefetch.PredictedOrder predicted() {
+    return predicted;
+  }
+
+  /** The seed hint in force, or null. */
+  public Hint.Seed seed() {
+    return seed;
   }
 
   /** The context every policy of this mount is built with. */
@@ -274,6 +290,24 @@ public final class HintState {
               chooser.newEpoch();
             }
           });
+      Hint.Seed sd = seed;
+      if (sd != null && sd.epoch() != e.epoch()) {
+        predict(
+            new Hint.Seed(
+                sd.seed(),
+                e.epoch(),
+                sd.world(),
+                sd.rank(),
+                sd.sampler(),
+                sd.dropLast(),
+                sd.persistentWorkers()));
+      }
+    } else if (h instanceof Hint.Seed sd) {
+      predict(sd);
+    } else if (h instanceof Hint.Order o) {
+      seed = null;
+      predicted.set(o.ids(), entries);
+      effects.orderChanged();
     } else if (h instanceof Hint.Similar s) {
       effects.underPolicyLock(
           () -> {
@@ -298,6 +332,26 @@ public final class HintState {
     } else if (h instanceof Hint.Trace t) {
       effects.trace(t.on());
     }
+  }
+
+  /** Replays the sampler for the seed's epoch and makes it this rank's predicted order. */
+  private void predict(Hint.Seed sd) {
+    ImageFolderView v = view;
+    int n = v.samples();
+    int[] samples =
+        sd.sampler().equals("random")
+            ? org.hintfs.policy.sampler.TorchSamplers.dataLoaderShuffle(
+                n, sd.seed(), sd.epoch() + 1, sd.persistentWorkers())[sd.epoch()]
+            : org.hintfs.policy.sampler.TorchSamplers.distributed(
+                n, sd.world(), sd.rank(), true, sd.seed(), sd.epoch(), sd.dropLast());
+    int[] ids = new int[samples.length];
+    for (int i = 0; i < samples.length; i++) {
+      ids[i] = v.node(samples[i]);
+    }
+    seed = sd;
+    epoch = sd.epoch();
+    predicted.set(ids, entries);
+    effects.orderChanged();
   }
 
   /** A chooser over the current classes, seeded with what is cached now. Under the policy lock. */

@@ -23,6 +23,10 @@ public final class CacheStats {
 
   public final LongAdder bytesFromSource = new LongAdder();
   public final LongAdder admitted = new LongAdder();
+
+  /** Files fetched ahead of their read by the prefetcher. */
+  public final LongAdder prefetches = new LongAdder();
+
   public final LongAdder evictions = new LongAdder();
 
   /** Entries whose header or checksum was wrong: dropped and refetched. */

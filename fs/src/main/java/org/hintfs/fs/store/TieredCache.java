@@ -439,6 +439,20 @@ public final class TieredCache implements AutoCloseable {
     r.run();
   }
 
+  /** The known future order changed: the policy re-keys what is cached. */
+  public synchronized void orderChanged() {
+    policy.orderChanged(cachedIds());
+  }
+
+  /** Fetches a whole file ahead of its read (not an access); admission as for any fetch. */
+  public void prefetch(int id) throws IOException {
+    synchronized (this) {
+      policy.prefetching(id);
+    }
+    stats.prefetches.increment();
+    read(id, 0, false);
+  }
+
   /** Replaces the policy; the new one is told of every file cached now. */
   public synchronized void switchPolicy(CachePolicy next) {
     for (int id = 0; id < charged.length; id++) {

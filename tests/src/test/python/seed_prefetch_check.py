@@ -1,0 +1,59 @@
+"""Read a hintfs mount with DistributedSampler(seed) after telling it a seed, and measure.
+
+Usage: /usr/bin/python3 seed_prefetch_check.py MOUNT SOURCE SAMPLER_SEED HINT_SEED EPOCHS
+Rank 0 of 2. Every byte string is compared with the source. Prints one JSON line: opens served
+locally after the first 8 batches of each epoch (the batches the DataLoader requests
+at once when an epoch starts, before anything can be prefetched) (from the mount's stats), elapsed seconds, and
+the prediction's stats.
+"""
+import hashlib
+import json
+import os
+import sys
+import time
+
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision.datasets import ImageFolder
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "mount-scripts"))
+from hintfs_hints import Hints  # noqa: E402
+
+
+def raw(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def keep(batch):
+    return batch
+
+
+def main(mount, source, sampler_seed, hint_seed, epochs):
+    ds = ImageFolder(os.path.join(mount, "train"), loader=raw)
+    want = [hashlib.sha256(raw(p.replace(mount, source, 1))).hexdigest() for p, _ in ds.samples]
+    hints = Hints(mount, dataset="train")
+    sampler = DistributedSampler(ds, num_replicas=2, rank=0, shuffle=True, seed=sampler_seed)
+    loader = DataLoader(ds, batch_size=16, sampler=sampler, num_workers=4, collate_fn=keep)
+    local = opens = 0
+    t0 = time.time()
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        hints.send("seed %d epoch %d world 2 rank 0" % (hint_seed, epoch))
+        order = list(sampler)
+        k = 0
+        for b, batch in enumerate(loader):
+            if b == 8:  # the loader asks for num_workers x prefetch_factor = 8 batches at once
+                s = hints.stats()
+                h0, m0 = s["open_hits"], s["open_misses"]
+            for data, _ in batch:
+                assert hashlib.sha256(data).hexdigest() == want[order[k]], "wrong bytes"
+                k += 1
+        s = hints.stats()
+        local += s["open_hits"] - h0
+        opens += s["open_hits"] + s["open_misses"] - h0 - m0
+    print(json.dumps({"local_after_first_batches": local / opens, "opens": opens,
+                      "seconds": time.time() - t0, "prediction": hints.stats()["prediction"]}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
