@@ -239,11 +239,14 @@ public final class TieredCache implements AutoCloseable {
    * @return true for a hit
    */
   public boolean access(int id) {
-    boolean hit = isCached(id);
-    (hit ? stats.openHits : stats.openMisses).increment();
+    // The RAM tier is looked at outside the lock; disk membership and the policy under one hold.
+    boolean inRam = ram.getIfPresent(((long) id) << 32) != null;
+    boolean hit;
     synchronized (this) {
+      hit = inRam || charged[id] > 0;
       policy.recordAccess(id, hit);
     }
+    (hit ? stats.openHits : stats.openMisses).increment();
     return hit;
   }
 
