@@ -48,6 +48,11 @@ public interface DatasetSource extends AutoCloseable {
     return shorter;
   }
 
+  /** Counters for {@code stats} (requests, bytes, retries...); empty when there are none. */
+  default java.util.Map<String, Long> counters() {
+    return java.util.Map.of();
+  }
+
   @Override
   default void close() throws IOException {}
 }

@@ -88,6 +88,11 @@ public final class FaultInjectingSource implements DatasetSource {
   }
 
   @Override
+  public java.util.Map<String, Long> counters() {
+    return inner.counters();
+  }
+
+  @Override
   public void close() throws IOException {
     inner.close();
   }

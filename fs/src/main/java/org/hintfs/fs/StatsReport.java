@@ -43,6 +43,12 @@ final class StatsReport {
     m.put("source_bytes", cs.bytesFromSource.sum());
     m.put("fetches_in_flight", c.fetchesInFlight());
     m.put("fetches_coalesced", c.coalescedFetches());
+    Map<String, Long> sc = fs.source().counters();
+    if (!sc.isEmpty()) {
+      Map<String, Object> src = new LinkedHashMap<>();
+      sc.forEach((k, v) -> src.put(snake(k), v));
+      m.put("source_requests", src);
+    }
     m.put("policy", c.policyName());
     m.put("hits", cs.hits());
     m.put("ram_hits", cs.ramHits.sum());
@@ -98,5 +104,18 @@ final class StatsReport {
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** requestsInFlight -> requests_in_flight, as the other keys are spelled. */
+  static String snake(String camel) {
+    StringBuilder b = new StringBuilder(camel.length() + 4);
+    for (char ch : camel.toCharArray()) {
+      if (Character.isUpperCase(ch)) {
+        b.append('_').append(Character.toLowerCase(ch));
+      } else {
+        b.append(ch);
+      }
+    }
+    return b.toString();
   }
 }

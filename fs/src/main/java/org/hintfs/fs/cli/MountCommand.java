@@ -14,6 +14,7 @@ import java.util.concurrent.Callable;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.backing.InMemorySource;
 import org.hintfs.backing.Sources;
+import org.hintfs.backing.s3.S3Options;
 import org.hintfs.fs.HintFs;
 import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.Sizes;
@@ -39,13 +40,23 @@ import picocli.CommandLine.Parameters;
       "",
       "Examples:",
       "  hintfs mount /data/imagenet /mnt/imagenet",
-      "  hintfs mount file:///data/imagenet /mnt/imagenet --foreground"
+      "  hintfs mount file:///data/imagenet /mnt/imagenet --foreground",
+      "  AWS_PROFILE=training hintfs mount s3://datasets/imagenet/train /mnt/imagenet",
+      "  hintfs mount s3://datasets/imagenet /mnt/x --endpoint http://minio:9000",
+      "",
+      "S3 credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN,",
+      "else from the profile AWS_PROFILE (or 'default') in AWS_SHARED_CREDENTIALS_FILE (or",
+      "~/.aws/credentials); with none, requests are unsigned. They are never taken on the",
+      "command line."
     })
 final class MountCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(MountCommand.class);
   private static final long PROBE_INTERVAL_MS = 50;
 
-  @Parameters(index = "0", paramLabel = "SOURCE", description = "a directory or file:// URI")
+  @Parameters(
+      index = "0",
+      paramLabel = "SOURCE",
+      description = "a directory, a file:// URI or s3://bucket[/prefix]")
   String source;
 
   @Parameters(index = "1", paramLabel = "MOUNTPOINT", description = "an existing empty directory")
@@ -151,6 +162,43 @@ final class MountCommand implements Callable<Integer> {
   String policy;
 
   @Option(
+      names = "--endpoint",
+      paramLabel = "URL",
+      description =
+          "S3 endpoint, e.g. http://minio:9000 (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL,"
+              + " or AWS S3)")
+  String endpoint;
+
+  @Option(
+      names = "--region",
+      paramLabel = "REGION",
+      description =
+          "S3 signing region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1 for a custom"
+              + " endpoint, else asked of the bucket)")
+  String region;
+
+  @Option(
+      names = "--path-style",
+      description = "S3 path-style URLs (http://host/bucket/key); custom endpoints use them anyway")
+  boolean pathStyle;
+
+  @Option(
+      names = "--retry-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "20",
+      description =
+          "how long a read keeps retrying an unreachable or failing S3 endpoint before it fails"
+              + " with EIO (default: ${DEFAULT-VALUE})")
+  long retryTimeoutSeconds;
+
+  @Option(
+      names = "--s3-connections",
+      paramLabel = "N",
+      defaultValue = "" + S3Options.DEFAULT_MAX_CONNECTIONS,
+      description = "concurrent requests to the S3 endpoint (default: ${DEFAULT-VALUE})")
+  int s3Connections;
+
+  @Option(
       names = "--preload-into-heap",
       hidden = true,
       description = "benchmark baseline: copy the whole source into the heap, no disk cache")
@@ -191,6 +239,16 @@ final class MountCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());
     }
+    if (retryTimeoutSeconds < 0 || retryTimeoutSeconds > 3600) {
+      throw new UserError(
+          "--retry-timeout must be between 0 and 3600 seconds, not " + retryTimeoutSeconds);
+    }
+    if (s3Connections < 1 || s3Connections > 4096) {
+      throw new UserError("--s3-connections must be between 1 and 4096, not " + s3Connections);
+    }
+    if (!source.startsWith("s3://") && (endpoint != null || region != null || pathStyle)) {
+      throw new UserError("--endpoint, --region and --path-style apply to s3:// sources only");
+    }
     if (fuseThreads < 1 || fuseThreads > 1024) {
       throw new UserError("--fuse-threads must be between 1 and 1024, not " + fuseThreads);
     }
@@ -218,14 +276,29 @@ final class MountCommand implements Callable<Integer> {
 
   private DatasetSource openSource() throws IOException {
     try {
-      return Sources.open(source);
+      return Sources.open(source, s3Options());
     } catch (NoSuchFileException e) {
+      if (source.startsWith("s3://")) {
+        throw new UserError(e.getMessage());
+      }
       throw new UserError("source " + source + " does not exist");
+    } catch (java.nio.file.AccessDeniedException e) {
+      throw new UserError(e.getMessage());
     } catch (NotDirectoryException e) {
       throw new UserError("source " + source + " is not a directory");
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());
     }
+  }
+
+  private S3Options s3Options() {
+    return new S3Options(
+        endpoint,
+        region,
+        pathStyle,
+        Duration.ofSeconds(retryTimeoutSeconds),
+        s3Connections,
+        System.getenv());
   }
 
   private int runForeground(Path mp) throws IOException {
@@ -401,6 +474,17 @@ final class MountCommand implements Callable<Integer> {
       cmd.add("--reuse-listing");
     }
     cmd.add("--prefetch-window=" + prefetchWindow);
+    if (endpoint != null) {
+      cmd.add("--endpoint=" + endpoint);
+    }
+    if (region != null) {
+      cmd.add("--region=" + region);
+    }
+    if (pathStyle) {
+      cmd.add("--path-style");
+    }
+    cmd.add("--retry-timeout=" + retryTimeoutSeconds);
+    cmd.add("--s3-connections=" + s3Connections);
     if (sourceLatencyMs > 0) {
       cmd.add("--source-latency-ms=" + sourceLatencyMs);
     }

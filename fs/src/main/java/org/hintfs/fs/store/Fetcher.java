@@ -78,7 +78,7 @@ final class Fetcher {
       try {
         return load.run();
       } catch (SourceUnavailableException e) {
-        if (attempt >= RETRIES) {
+        if (attempt >= RETRIES || e.retried()) {
           throw e;
         }
       } finally {
