@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** Runs the real {@code mount-scripts/hintfs} launcher, as a user would. */
@@ -32,9 +33,25 @@ final class Hintfs {
     return exec(cmd, 180);
   }
 
+  /** Runs {@code hintfs args...} with {@code env} added to this process's environment. */
+  static Result runWithEnv(Map<String, String> env, String... args)
+      throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(LAUNCHER.toString());
+    cmd.addAll(List.of(args));
+    return exec(cmd, env, 180);
+  }
+
   static Result exec(List<String> cmd, long timeoutSeconds)
       throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    return exec(cmd, Map.of(), timeoutSeconds);
+  }
+
+  static Result exec(List<String> cmd, Map<String, String> env, long timeoutSeconds)
+      throws IOException, InterruptedException {
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().putAll(env);
+    Process p = pb.start();
     p.getOutputStream().close();
     byte[] out = p.getInputStream().readAllBytes();
     if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
@@ -56,6 +73,19 @@ final class Hintfs {
       args.add(mountpoint.resolveSibling(mountpoint.getFileName() + "-cache").toString());
     }
     Result r = run(args.toArray(String[]::new));
+    assertThat(r.rc()).as(r.out()).isZero();
+  }
+
+  /** Mounts an S3 source with these credentials and asserts success; the cache beside it. */
+  static void mountS3(Map<String, String> env, String source, Path mountpoint, String... extra)
+      throws Exception {
+    List<String> args = new ArrayList<>(List.of("mount", source, mountpoint.toString()));
+    args.addAll(List.of(extra));
+    if (!args.contains("--cache-dir") && !args.contains("--no-disk-cache")) {
+      args.add("--cache-dir");
+      args.add(mountpoint.resolveSibling(mountpoint.getFileName() + "-cache").toString());
+    }
+    Result r = runWithEnv(env, args.toArray(String[]::new));
     assertThat(r.rc()).as(r.out()).isZero();
   }
 

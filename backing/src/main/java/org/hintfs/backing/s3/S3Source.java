@@ -79,6 +79,7 @@ public final class S3Source implements DatasetSource {
   private final long retryNanos;
   private final Duration retryTime;
 
+  private String summary;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger maxInFlight = new AtomicInteger();
   private final LongAdder gets = new LongAdder();
@@ -188,12 +189,20 @@ public final class S3Source implements DatasetSource {
       client.disableVirtualStyleEndpoint();
     }
     S3Source s = new S3Source(loc.bucket(), loc.prefix(), ep, client, http, options.retryTime());
-    log.info(
-        "S3 source {} at {}, region {}, credentials: {}",
-        s.describe(),
-        ep,
-        region == null ? "(asked of the bucket)" : region,
-        creds);
+    s.summary =
+        s.describe()
+            + " at "
+            + ep
+            + ", region "
+            + (region == null ? "(asked of the bucket)" : region)
+            + ", credentials: "
+            + creds
+            + ", up to "
+            + n
+            + " requests at once, retries for "
+            + options.retryTime().toSeconds()
+            + " s";
+    log.debug("opening {}", s.summary);
     s.probe();
     return s;
   }
@@ -221,7 +230,7 @@ public final class S3Source implements DatasetSource {
   }
 
   private IOException mountError(Exception e) {
-    String where = describe() + " at " + endpoint;
+    String where = describe();
     if (e instanceof ErrorResponseException er) {
       String code = er.errorResponse().code();
       return switch (code) {
@@ -272,6 +281,11 @@ public final class S3Source implements DatasetSource {
       c = c.getCause();
     }
     return c;
+  }
+
+  /** Endpoint, region, where the credentials came from (never the secret), limits: for logs. */
+  public String summary() {
+    return summary;
   }
 
   @Override

@@ -304,6 +304,9 @@ final class MountCommand implements Callable<Integer> {
   private int runForeground(Path mp) throws IOException {
     Daemon.detachFromTerminal(daemonized);
     DatasetSource src = openSource();
+    if (src instanceof org.hintfs.backing.s3.S3Source s3) {
+      log.info("source: {}", s3.summary());
+    }
     if (preloadIntoHeap) {
       src = InMemorySource.copyOf(src);
     }

@@ -1,0 +1,252 @@
+package org.hintfs.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Mounting an S3 bucket for real: FUSE, S3Proxy on loopback, and a PyTorch client. */
+class S3MountIT {
+  @TempDir static Path tmp;
+  static S3ProxyServer s3;
+  static Path src;
+  static Path flat;
+  static List<String> flatFiles = new ArrayList<>();
+  Path mnt;
+
+  @BeforeAll
+  static void start() throws Exception {
+    s3 = new S3ProxyServer(tmp).start();
+    src = HostileTree.create(tmp, 1234);
+    s3.upload("train", "hostile/", src);
+    // 200 files of 20-120 KB in 10 classes, for the epoch tests.
+    flat = Files.createDirectories(tmp.resolve("flat"));
+    Random rnd = new Random(5);
+    for (int i = 0; i < 200; i++) {
+      String rel = "c" + (i % 10) + "/img" + i + ".jpg";
+      Files.createDirectories(flat.resolve(rel).getParent());
+      HostileTree.write(flat.resolve(rel), rnd, 20_000 + rnd.nextInt(100_000));
+      flatFiles.add(rel);
+    }
+    s3.upload("train", "flat/", flat);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    s3.close();
+  }
+
+  @AfterEach
+  void unmount() throws Exception {
+    if (mnt != null) {
+      Hintfs.unmountQuietly(mnt);
+    }
+  }
+
+  Path newMountpoint(String name) throws IOException {
+    mnt = Files.createDirectories(tmp.resolve(name));
+    return mnt;
+  }
+
+  JsonNode stats() throws IOException {
+    return new ObjectMapper().readTree(Files.readAllBytes(mnt.resolve(".hintfs/stats")));
+  }
+
+  @Test
+  void imageFolderAndADataLoaderOnAnS3MountSeeExactlyTheDirectorySource() throws Exception {
+    newMountpoint("mnt-torch");
+    Hintfs.mountS3(
+        S3ProxyServer.credentialsEnv(), "s3://train/hostile", mnt, "--endpoint", s3.endpoint());
+    Hintfs.Result r =
+        Hintfs.exec(
+            List.of(
+                PyTorchClientIT.PYTHON,
+                PyTorchClientIT.SCRIPT.toString(),
+                mnt.resolve("train").toString(),
+                src.resolve("train").toString()),
+            600);
+    assertThat(r.rc()).as(r.out()).isZero();
+    JsonNode n =
+        new ObjectMapper().readTree(r.out().strip().lines().reduce((a, b) -> b).orElseThrow());
+    assertThat(n.path("classes").toString())
+        .isEqualTo("[\".hidden_class\",\"cat\",\"dog\",\"linked\",\"日本 語\"]");
+    assertThat(n.path("samples").asInt()).isEqualTo(32);
+    assertThat(n.path("loaded").asInt()).isEqualTo(32);
+    JsonNode st = stats();
+    assertThat(st.path("source").asText()).isEqualTo("s3://train/hostile/@" + s3.endpoint());
+    assertThat(st.path("source_requests").path("gets").asLong()).isPositive();
+    // The credentials never show in stats.
+    assertThat(st.toString()).doesNotContain(S3ProxyServer.SECRET_KEY);
+  }
+
+  @Test
+  void wrongKeysAMissingBucketAndADeadServerEachFailTheMountWithOneClearLine() throws Exception {
+    newMountpoint("mnt-bad");
+    Map<String, String> badSecret = S3ProxyServer.credentialsEnv();
+    badSecret.put("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+    assertMountFails(badSecret, "s3://train/flat", s3.endpoint(), "the secret key is wrong");
+    Map<String, String> badKey = S3ProxyServer.credentialsEnv();
+    badKey.put("AWS_ACCESS_KEY_ID", "somebody-else");
+    assertMountFails(
+        badKey, "s3://train/flat", s3.endpoint(), "(SignatureDoesNotMatch|InvalidAccessKeyId)");
+    assertMountFails(
+        S3ProxyServer.credentialsEnv(),
+        "s3://missing-bucket/x",
+        s3.endpoint(),
+        "bucket 'missing-bucket' does not exist");
+    assertMountFails(
+        S3ProxyServer.credentialsEnv(),
+        "s3://train/flat",
+        "http://127.0.0.1:1",
+        "cannot reach the S3 endpoint http://127.0.0.1:1");
+    assertThat(Hintfs.isMounted(mnt)).isFalse();
+  }
+
+  private void assertMountFails(
+      Map<String, String> env, String source, String endpoint, String regex) throws Exception {
+    Hintfs.Result r =
+        Hintfs.runWithEnv(
+            env,
+            "mount",
+            source,
+            mnt.toString(),
+            "--endpoint",
+            endpoint,
+            "--cache-dir",
+            tmp.resolve("bad-cache").toString());
+    assertThat(r.rc()).as(r.out()).isNotZero();
+    String out = r.out().strip();
+    assertThat(out.lines().count()).as(out).isEqualTo(1);
+    assertThat(out).as(out).startsWith("hintfs: ").containsPattern(regex);
+    assertThat(out).doesNotContain(S3ProxyServer.SECRET_KEY);
+  }
+
+  @Test
+  void killTheServerMidEpoch_cachedReadsGoOn_uncachedFailWithEioInBoundedTime_thenRecover()
+      throws Exception {
+    newMountpoint("mnt-kill");
+    Hintfs.mountS3(
+        S3ProxyServer.credentialsEnv(),
+        "s3://train/flat",
+        mnt,
+        "--endpoint",
+        s3.endpoint(),
+        "--retry-timeout",
+        "3");
+    List<String> firstHalf = flatFiles.subList(0, 100);
+    List<String> secondHalf = flatFiles.subList(100, 200);
+    for (String f : firstHalf) {
+      assertThat(Files.readAllBytes(mnt.resolve(f))).isEqualTo(Files.readAllBytes(flat.resolve(f)));
+    }
+    // The background writer persists what was fetched; wait until all of it is cached.
+    waitFor(() -> stats().path("cached_files").asLong() >= 100);
+    s3.kill();
+    try {
+      dropPageCache();
+      long hitsBefore = stats().path("hits").asLong();
+      for (String f : firstHalf) {
+        assertThat(Files.readAllBytes(mnt.resolve(f)))
+            .as(f)
+            .isEqualTo(Files.readAllBytes(flat.resolve(f)));
+      }
+      assertThat(stats().path("hits").asLong()).isGreaterThanOrEqualTo(hitsBefore + 100);
+      // An uncached file: EIO after the 3 s retry time (and the fetcher adds no retries of its
+      // own).
+      long t0 = System.nanoTime();
+      assertThatThrownBy(() -> Files.readAllBytes(mnt.resolve(secondHalf.get(0))))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("Input/output error");
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      assertThat(seconds).isBetween(2.5, 15.0);
+      assertThat(stats().path("source_requests").path("failed_after_retries").asLong())
+          .isPositive();
+    } finally {
+      s3.start();
+    }
+    for (String f : secondHalf) {
+      assertThat(Files.readAllBytes(mnt.resolve(f)))
+          .as(f)
+          .isEqualTo(Files.readAllBytes(flat.resolve(f)));
+    }
+  }
+
+  @Test
+  void eightReadersBehindA10msProxyKeepMoreThanFiveGetsInFlight() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      newMountpoint("mnt-proxy");
+      Hintfs.mountS3(
+          S3ProxyServer.credentialsEnv(),
+          "s3://train/flat",
+          mnt,
+          "--endpoint",
+          proxy.endpoint(),
+          "--ram-cache",
+          "0");
+      proxy.resetMaxInFlight();
+      ExecutorService pool = Executors.newFixedThreadPool(8);
+      try {
+        List<Future<Boolean>> ok = new ArrayList<>();
+        for (String f : flatFiles) {
+          ok.add(
+              pool.submit(
+                  () ->
+                      Arrays.equals(
+                          Files.readAllBytes(mnt.resolve(f)),
+                          Files.readAllBytes(flat.resolve(f)))));
+        }
+        for (Future<Boolean> f : ok) {
+          assertThat(f.get()).isTrue();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      int atProxy = proxy.maxInFlight();
+      long inHintfs = stats().path("source_requests").path("max_requests_in_flight").asLong();
+      System.out.printf("max GETs in flight: %d at the proxy, %d in hintfs%n", atProxy, inHintfs);
+      assertThat(atProxy).isGreaterThan(5);
+      assertThat(inHintfs).isGreaterThan(5);
+      assertThat(stats().path("misses").asLong()).isEqualTo(200);
+    }
+  }
+
+  interface Check {
+    boolean ok() throws Exception;
+  }
+
+  static void waitFor(Check c) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!c.ok()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not met in 30 s");
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** As root, so the second read reaches hintfs instead of the kernel's page cache. */
+  static void dropPageCache() {
+    try {
+      Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "3");
+    } catch (IOException notRoot) {
+      // the kernel may then serve some reads itself; the test still checks bytes
+    }
+  }
+}
