@@ -42,6 +42,8 @@ public final class HintFs {
   private final org.hintfs.fs.control.ControlParser parser;
   private volatile TraceRecorder trace;
   private final org.hintfs.fs.prefetch.Prefetcher prefetcher;
+  private final org.hintfs.fs.admin.AdminOps admin;
+  private volatile long[] epochBase = {0, 0};
 
   /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
   private final java.util.concurrent.ExecutorService background =
@@ -81,6 +83,9 @@ public final class HintFs {
                 errors.record("prefetch", catalog.path(id), e);
               }
             });
+    this.admin =
+        new org.hintfs.fs.admin.AdminOps(
+            cache, catalog, errors, config.cacheDir(), ADMIN_PREFETCH_THREADS);
     this.statsReport = new StatsReport(this);
     cache.setListener(
         new TieredCache.Listener() {
@@ -131,6 +136,16 @@ public final class HintFs {
           public void orderChanged() {
             cache.orderChanged();
             prefetcher.reset();
+          }
+
+          @Override
+          public void epochStarted(int epoch) {
+            epochBase = new long[] {cache.stats().openHits.sum(), cache.stats().openMisses.sum()};
+          }
+
+          @Override
+          public void admin(org.hintfs.fs.control.Hint.Admin a) {
+            admin.apply(a);
           }
 
           @Override
@@ -575,6 +590,19 @@ public final class HintFs {
     }
   }
 
+  /** Open hits and misses when the current epoch began (zeros before any epoch hint). */
+  public long[] epochBase() {
+    return epochBase;
+  }
+
+  /** Concurrent fetches of an admin's prefetch or pin. */
+  static final int ADMIN_PREFETCH_THREADS = 16;
+
+  /** An admin's prefetch, evict and pin (for stats). */
+  public org.hintfs.fs.admin.AdminOps admin() {
+    return admin;
+  }
+
   /** The prefetcher (for stats). */
   public org.hintfs.fs.prefetch.Prefetcher prefetcher() {
     return prefetcher;
@@ -583,6 +611,7 @@ public final class HintFs {
   /** Stops background work and flushes the trace. */
   public void close() throws IOException {
     prefetcher.close();
+    admin.close();
     background.shutdownNow();
     setTrace(null);
   }

@@ -56,6 +56,9 @@ final class StatsReport {
     m.put("misses", c.misses());
     m.put("open_hits", cs.openHits.sum());
     m.put("open_misses", cs.openMisses.sum());
+    long[] eb = fs.epochBase();
+    m.put("epoch_open_hits", cs.openHits.sum() - eb[0]);
+    m.put("epoch_open_misses", cs.openMisses.sum() - eb[1]);
     m.put("bytes_from_cache", cs.bytesFromCache.sum());
     m.put("admitted", cs.admitted.sum());
     m.put("evictions", cs.evictions.sum());
@@ -99,6 +102,7 @@ final class StatsReport {
     m.put("prediction", pred);
     m.put("per_class", h.perClass());
     m.put("errors", fs.errors().snapshot());
+    m.put("admin", fs.admin().counters());
     try {
       return JSON.writeValueAsString(m) + "\n";
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {

@@ -45,6 +45,20 @@ public final class DelayProxy implements AutoCloseable {
     pool.execute(this::acceptLoop);
   }
 
+  /**
+   * For the benchmarks: {@code java -cp tests/target/test-classes org.hintfs.it.DelayProxy
+   * TARGET_PORT DELAY_MS} prints the port it listens on, then serves until killed, and prints the
+   * most requests it saw in flight at once when it gets SIGTERM.
+   */
+  public static void main(String[] args) throws Exception {
+    DelayProxy p = new DelayProxy("127.0.0.1", Integer.parseInt(args[0]), Long.parseLong(args[1]));
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> System.out.println("max_in_flight " + p.maxInFlight())));
+    System.out.println(p.port());
+    System.out.flush();
+    Thread.sleep(Long.MAX_VALUE);
+  }
+
   public int port() {
     return server.getLocalPort();
   }

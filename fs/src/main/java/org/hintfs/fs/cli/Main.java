@@ -14,6 +14,11 @@ import picocli.CommandLine.Command;
       MountCommand.class,
       UnmountCommand.class,
       StatusCommand.class,
+      PrefetchCommand.class,
+      PrefetchCommand.Pin.class,
+      EvictCommand.Unpin.class,
+      EvictCommand.class,
+      PolicyCommand.class,
       SimulateCommand.class,
       CommandLine.HelpCommand.class
     },
@@ -22,6 +27,8 @@ import picocli.CommandLine.Command;
       "Examples:",
       "  hintfs mount /data/imagenet /mnt/imagenet",
       "  hintfs status /mnt/imagenet",
+      "  hintfs prefetch /mnt/imagenet/val",
+      "  hintfs policy /mnt/imagenet shade",
       "  hintfs unmount /mnt/imagenet"
     })
 public final class Main implements Runnable {

@@ -36,6 +36,32 @@ final class Mounts {
     return Optional.ofNullable(type);
   }
 
+  /** The hintfs mountpoint that {@code path} is in (the deepest one), if any. */
+  static Optional<Path> hintfsMountContaining(Path path) {
+    Path want = path.toAbsolutePath().normalize();
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(Path.of("/proc/self/mountinfo"));
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+    Path best = null;
+    for (String line : lines) {
+      String[] f = line.split(" ");
+      if (f.length < 7) {
+        continue;
+      }
+      Path mp = Path.of(unescape(f[4]));
+      if (!want.startsWith(mp) || (best != null && best.getNameCount() >= mp.getNameCount())) {
+        continue;
+      }
+      if (isHintfs(mp)) {
+        best = mp;
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+
   /** True if a hintfs filesystem is mounted at the path. */
   static boolean isHintfs(Path mountpoint) {
     return typeAt(mountpoint).map(t -> t.equals("fuse.hintfs")).orElse(false);

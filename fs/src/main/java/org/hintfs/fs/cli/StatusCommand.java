@@ -18,7 +18,13 @@ import picocli.CommandLine.Parameters;
     name = "status",
     mixinStandardHelpOptions = true,
     description = "Show a mount's source, size, uptime, traffic and errors.",
-    footer = {"", "Examples:", "  hintfs status /mnt/imagenet", "  hintfs status --json /mnt/x"})
+    footer = {
+      "",
+      "Examples:",
+      "  hintfs status /mnt/imagenet",
+      "  hintfs status --watch /mnt/imagenet      # refresh every 2 s until Ctrl-C",
+      "  hintfs status --json /mnt/x | jq .hits"
+    })
 final class StatusCommand implements Callable<Integer> {
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -28,6 +34,14 @@ final class StatusCommand implements Callable<Integer> {
   @Option(names = "--json", description = "print the raw JSON, for scripts")
   boolean json;
 
+  @Option(
+      names = {"-w", "--watch"},
+      paramLabel = "SECONDS",
+      arity = "0..1",
+      fallbackValue = "2",
+      description = "refresh in place every SECONDS (default 2) until Ctrl-C")
+  Double watch;
+
   @Override
   public Integer call() {
     Path mp = mountpoint.toAbsolutePath().normalize();
@@ -36,6 +50,28 @@ final class StatusCommand implements Callable<Integer> {
       System.out.println(s.toPrettyString());
       return 0;
     }
+    if (watch == null) {
+      System.out.print(table(s));
+      return 0;
+    }
+    if (watch <= 0 || watch > 3600) {
+      throw new UserError("--watch takes 0 < SECONDS <= 3600, not " + watch);
+    }
+    while (true) {
+      // Home, then clear to the end of the screen: refreshes in place without flicker.
+      System.out.print("\033[H\033[J" + table(s) + "\n(every " + watch + " s; Ctrl-C ends)\n");
+      System.out.flush();
+      ControlClient.sleep((long) (watch * 1000));
+      s = requireStats(mp);
+    }
+  }
+
+  static String ratio(long hits, long misses) {
+    return hits + misses == 0 ? "-" : String.format("%.1f%%", 100.0 * hits / (hits + misses));
+  }
+
+  /** The readable table. */
+  static String table(JsonNode s) {
     StringBuilder out = new StringBuilder();
     row(out, "source", s.path("source").asText());
     row(out, "mountpoint", s.path("mountpoint").asText());
@@ -77,8 +113,10 @@ final class StatusCommand implements Callable<Integer> {
     row(
         out,
         "hit ratio",
-        (hits + misses == 0 ? "-" : String.format("%.1f%%", 100.0 * hits / (hits + misses)))
-            + " of opens ("
+        ratio(hits, misses)
+            + " of opens, "
+            + ratio(s.path("epoch_open_hits").asLong(), s.path("epoch_open_misses").asLong())
+            + " this epoch ("
             + hits
             + " hits, "
             + misses
@@ -114,9 +152,66 @@ final class StatusCommand implements Callable<Integer> {
           .append(' ')
           .append(e.getValue().asLong());
     }
+    JsonNode sr = s.path("source_requests");
+    if (!sr.isMissingNode()) {
+      row(
+          out,
+          "requests",
+          sr.path("gets").asLong()
+              + " GETs, "
+              + sr.path("requests_in_flight").asLong()
+              + " in flight (at most "
+              + sr.path("max_requests_in_flight").asLong()
+              + "), "
+              + sr.path("retries").asLong()
+              + " retries, "
+              + sr.path("failed_after_retries").asLong()
+              + " failed after retrying");
+    }
+    JsonNode h = s.path("hints");
+    row(
+        out,
+        "hints",
+        h.path("accepted").asLong()
+            + " accepted, "
+            + h.path("rejected").asLong()
+            + " rejected; epoch "
+            + h.path("epoch").asLong()
+            + ", substitutions "
+            + s.path("substitutions").asLong());
+    JsonNode p = s.path("prediction");
+    row(
+        out,
+        "prefetch",
+        p.path("known").asBoolean()
+            ? "position "
+                + p.path("position").asLong()
+                + " of "
+                + p.path("length").asLong()
+                + ", window "
+                + p.path("window").asLong()
+                + ", "
+                + p.path("files_in_flight").asLong()
+                + " files ("
+                + Human.bytes(p.path("bytes_in_flight").asLong())
+                + ") in flight, "
+                + p.path("off_order_opens").asLong()
+                + " opens off the predicted order"
+            : "no predicted order (no seed or order hint)");
+    JsonNode a = s.path("admin");
+    row(
+        out,
+        "admin",
+        a.path("pinned_files").asLong()
+            + " files pinned ("
+            + Human.bytes(a.path("pinned_bytes").asLong())
+            + "), "
+            + a.path("prefetch_waiting").asLong()
+            + " queued for prefetch, "
+            + a.path("evicted_files").asLong()
+            + " evicted by hand");
     row(out, "errors", errs.length() == 0 ? "none" : errs.toString());
-    System.out.print(out);
-    return 0;
+    return out.toString();
   }
 
   private static void row(StringBuilder out, String k, String v) {

@@ -21,6 +21,9 @@ import org.hintfs.policy.Policies;
  * substitution on|off [max &lt;fraction&gt;]
  * policy &lt;name&gt;
  * trace on|off
+ * prefetch &lt;path&gt;                      fetch every file under path (admin; also: prefetch cancel)
+ * evict &lt;path&gt;                         drop every file under path from the cache
+ * pin &lt;path&gt; / unpin &lt;path&gt;            never evict (and fetch) / evict again as usual
  * </pre>
  *
  * {@code <sample>} is {@code #<index>} (ImageFolder index under the declared dataset) or a path
@@ -91,13 +94,63 @@ public final class ControlParser {
           ids[k - 1] = sample(f[k]);
         }
         return new Hint.Order(ids);
+      case "prefetch":
+      case "evict":
+      case "pin":
+      case "unpin":
+        return admin(verb, l);
       default:
         throw new InvalidHintException(
             "unknown hint '"
                 + f[0]
                 + "': expected dataset, loss, importance, epoch, seed, order, similar,"
-                + " substitution, policy or trace");
+                + " substitution, policy, trace, prefetch, evict, pin or unpin");
     }
+  }
+
+  /** An admin line: the verb, then one path (the rest of the line, spaces and all). */
+  private Hint admin(String verb, String line) {
+    String path = line.substring(verb.length()).strip();
+    if (path.isEmpty()) {
+      throw new InvalidHintException("usage: " + verb + " <path in the mount>");
+    }
+    if (verb.equals("prefetch") && path.equals("cancel")) {
+      return new Hint.Admin(Hint.AdminVerb.CANCEL, path, new int[0]);
+    }
+    String rel = normalize(path);
+    int id = catalog.lookup(rel);
+    if (id < 0) {
+      throw new InvalidHintException(
+          verb + " " + path + ": no such file or directory in the mount");
+    }
+    return new Hint.Admin(
+        Hint.AdminVerb.valueOf(verb.toUpperCase(Locale.ROOT)), rel, filesUnder(catalog, id));
+  }
+
+  /** Every file at or under {@code id}, in catalog order. */
+  public static int[] filesUnder(Catalog catalog, int id) {
+    if (!catalog.isDirectory(id)) {
+      return new int[] {id};
+    }
+    int[] out = new int[16];
+    int n = 0;
+    java.util.ArrayDeque<Integer> dirs = new java.util.ArrayDeque<>();
+    dirs.add(id);
+    while (!dirs.isEmpty()) {
+      int d = dirs.poll();
+      for (int i = 0, k = catalog.childCount(d); i < k; i++) {
+        int c = catalog.child(d, i);
+        if (catalog.isDirectory(c)) {
+          dirs.add(c);
+        } else {
+          if (n == out.length) {
+            out = java.util.Arrays.copyOf(out, 2 * n);
+          }
+          out[n++] = c;
+        }
+      }
+    }
+    return java.util.Arrays.copyOf(out, n);
   }
 
   private Hint dataset(String[] f, String line) {

@@ -42,6 +42,20 @@ public sealed interface Hint {
   /** An explicit upcoming order of catalog ids. */
   record Order(int[] ids) implements Hint {}
 
+  /** What an admin asks of the cache. */
+  enum AdminVerb {
+    PREFETCH,
+    EVICT,
+    PIN,
+    UNPIN,
+    CANCEL
+  }
+
+  /**
+   * {@code prefetch|evict|pin|unpin <path>}: every file under the path; {@code prefetch cancel}.
+   */
+  record Admin(AdminVerb verb, String path, int[] files) implements Hint {}
+
   /** Start or stop recording the trace. */
   record Trace(boolean on) implements Hint {}
 }

@@ -55,6 +55,12 @@ public final class HintState {
 
     /** The predicted order changed: re-key the policy, restart the prefetcher. */
     void orderChanged();
+
+    /** An admin's prefetch, evict, pin or unpin. */
+    void admin(Hint.Admin a);
+
+    /** An epoch hint: per-epoch counters start again. */
+    default void epochStarted(int epoch) {}
   }
 
   private final int entries;
@@ -283,6 +289,7 @@ public final class HintState {
           });
       effects.recordScores(false, s.samples(), s.scores());
     } else if (h instanceof Hint.Epoch e) {
+      effects.epochStarted(e.epoch());
       effects.underPolicyLock(
           () -> {
             epoch = e.epoch();
@@ -331,6 +338,8 @@ public final class HintState {
       effects.switchPolicy(p.name());
     } else if (h instanceof Hint.Trace t) {
       effects.trace(t.on());
+    } else if (h instanceof Hint.Admin a) {
+      effects.admin(a);
     }
   }
 

@@ -29,6 +29,9 @@ public final class CacheStats {
 
   public final LongAdder evictions = new LongAdder();
 
+  /** Files removed by an admin's {@code evict} (also counted in {@link #evictions}). */
+  public final LongAdder adminEvictions = new LongAdder();
+
   /** Entries whose header or checksum was wrong: dropped and refetched. */
   public final LongAdder corrupt = new LongAdder();
 

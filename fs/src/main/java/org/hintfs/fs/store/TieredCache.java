@@ -67,6 +67,7 @@ public final class TieredCache implements AutoCloseable {
   private final CacheStats stats = new CacheStats();
   private final long[] charged;
   private final Map<Integer, BitSet> blocksOf = new HashMap<>();
+  private final BitSet pinned = new BitSet();
   private long capacity;
   private long used;
 
@@ -343,18 +344,14 @@ public final class TieredCache implements AutoCloseable {
       return;
     }
     // The policy is asked only when storing would cost a victim; free space takes anything.
-    if (first && used + c > capacity && !policy.admit(id)) {
+    if (first && used + c > capacity && !pinned.get(id) && !policy.admit(id)) {
       return;
     }
     if (!first) {
       policy.recordAccess(id, true); // keep the file being filled away from the victim slot
     }
-    while (used + c > capacity) {
-      int v = policy.victim();
-      if (v < 0 || v == id) {
-        return;
-      }
-      evict(v);
+    if (!makeRoom(c, id)) {
+      return;
     }
     if (first) {
       policy.added(id);
@@ -409,13 +406,112 @@ public final class TieredCache implements AutoCloseable {
   }
 
   private void evictTo(long limit) {
-    while (used > limit) {
-      int v = policy.victim();
-      if (v < 0) {
-        break;
+    makeRoom(used - limit, -1);
+  }
+
+  /**
+   * Evicts the policy's victims until {@code need} more bytes fit, never a pinned file and never
+   * {@code keep}. Pinned victims are taken out of the policy while it looks further and put back
+   * after. Caller holds the lock.
+   *
+   * @return false if that much room cannot be made
+   */
+  private boolean makeRoom(long need, int keep) {
+    java.util.List<Integer> passedOver = null;
+    try {
+      while (used + need > capacity) {
+        int v = policy.victim();
+        if (v < 0 || v == keep) {
+          return false;
+        }
+        if (pinned.get(v)) {
+          policy.removed(v);
+          if (passedOver == null) {
+            passedOver = new java.util.ArrayList<>();
+          }
+          passedOver.add(v);
+          continue;
+        }
+        evict(v);
       }
-      evict(v);
+      return true;
+    } finally {
+      if (passedOver != null) {
+        for (int v : passedOver) {
+          policy.added(v);
+        }
+      }
     }
+  }
+
+  /** Pins a file: it is admitted whatever the policy says and never evicted for room. */
+  public synchronized void pin(int id) {
+    pinned.set(id);
+  }
+
+  /** Unpins a file; it stays cached until the policy picks it. */
+  public synchronized void unpin(int id) {
+    pinned.clear(id);
+  }
+
+  /** True if pinned. */
+  public synchronized boolean isPinned(int id) {
+    return pinned.get(id);
+  }
+
+  /** Ids of the pinned files. */
+  public synchronized int[] pinnedIds() {
+    return pinned.stream().toArray();
+  }
+
+  /** Pinned files and their cached bytes: {files, bytes}. */
+  public synchronized long[] pinnedUsage() {
+    long bytes = 0;
+    for (int id = pinned.nextSetBit(0); id >= 0; id = pinned.nextSetBit(id + 1)) {
+      bytes += charged[id];
+    }
+    return new long[] {pinned.cardinality(), bytes};
+  }
+
+  /**
+   * Removes a file from both tiers and unpins it (an admin's {@code evict}).
+   *
+   * @return true if something was cached
+   */
+  public boolean evictFile(int id) {
+    boolean had;
+    synchronized (this) {
+      pinned.clear(id);
+      had = charged[id] > 0;
+      if (had) {
+        evict(id);
+        stats.adminEvictions.increment();
+      }
+    }
+    for (int b = 0; b < blockCount(id); b++) {
+      had |= ram.asMap().remove(((long) id << 32) | b) != null;
+    }
+    return had;
+  }
+
+  /** True if every unit of the file is on disk (or, for a whole file, in RAM). */
+  public boolean isFullyCached(int id) {
+    if (!isBlocked(id)) {
+      return isCached(id);
+    }
+    synchronized (this) {
+      BitSet b = blocksOf.get(id);
+      return b != null && b.cardinality() == blockCount(id);
+    }
+  }
+
+  /** Fetches every unit of a file that is not cached (an admin's {@code prefetch}); no access. */
+  public long prefetchAll(int id) throws IOException {
+    long bytes = 0;
+    for (int b = 0; b < blockCount(id); b++) {
+      bytes += read(id, b, false).length;
+    }
+    return bytes;
   }
 
   /** Called by the store's writer when LMDB's map is full: lower the capacity and evict. */

@@ -1,0 +1,2 @@
+/** What an admin asks of a running mount through its control file: prefetch, evict, pin. */
+package org.hintfs.fs.admin;
