@@ -199,6 +199,14 @@ final class MountCommand implements Callable<Integer> {
   int s3Connections;
 
   @Option(
+      names = "--metrics-port",
+      paramLabel = "[HOST:]PORT",
+      description =
+          "serve Prometheus metrics at http://HOST:PORT/metrics (HOST defaults to 127.0.0.1;"
+              + " 0.0.0.0 for every interface)")
+  String metricsPort;
+
+  @Option(
       names = "--preload-into-heap",
       hidden = true,
       description = "benchmark baseline: copy the whole source into the heap, no disk cache")
@@ -249,6 +257,9 @@ final class MountCommand implements Callable<Integer> {
     if (!source.startsWith("s3://") && (endpoint != null || region != null || pathStyle)) {
       throw new UserError("--endpoint, --region and --path-style apply to s3:// sources only");
     }
+    if (metricsPort != null) {
+      metricsAddress();
+    }
     if (fuseThreads < 1 || fuseThreads > 1024) {
       throw new UserError("--fuse-threads must be between 1 and 1024, not " + fuseThreads);
     }
@@ -289,6 +300,24 @@ final class MountCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());
     }
+  }
+
+  /** {host, port} of --metrics-port, checked. */
+  private Object[] metricsAddress() {
+    String v = metricsPort;
+    int colon = v.lastIndexOf(':');
+    String host = colon < 0 ? "127.0.0.1" : v.substring(0, colon);
+    String p = colon < 0 ? v : v.substring(colon + 1);
+    int port;
+    try {
+      port = Integer.parseInt(p);
+    } catch (NumberFormatException e) {
+      port = -1;
+    }
+    if (port < 1 || port > 65535 || host.isEmpty()) {
+      throw new UserError("--metrics-port takes [HOST:]PORT with PORT 1-65535, not '" + v + "'");
+    }
+    return new Object[] {host, port};
   }
 
   private S3Options s3Options() {
@@ -353,6 +382,16 @@ final class MountCommand implements Callable<Integer> {
         dir,
         fs.cache().capacityBytes(),
         fs.cache().policyName());
+    org.hintfs.fs.MetricsServer metrics = null;
+    if (metricsPort != null) {
+      Object[] a = metricsAddress();
+      try {
+        metrics = org.hintfs.fs.MetricsServer.start(fs, (String) a[0], (Integer) a[1]);
+      } catch (IOException e) {
+        throw new UserError("cannot serve metrics on " + a[0] + ":" + a[1] + ": " + e.getMessage());
+      }
+      log.info("metrics at http://{}:{}/metrics", a[0], metrics.port());
+    }
     HintFuse fuse = new HintFuse(fs);
     String[] opts = fuseArgs(config, src.describe());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
@@ -363,6 +402,9 @@ final class MountCommand implements Callable<Integer> {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
+      if (metrics != null) {
+        metrics.close();
+      }
       try {
         fs.close();
         fs.cache().close();
@@ -487,6 +529,9 @@ final class MountCommand implements Callable<Integer> {
       cmd.add("--path-style");
     }
     cmd.add("--retry-timeout=" + retryTimeoutSeconds);
+    if (metricsPort != null) {
+      cmd.add("--metrics-port=" + metricsPort);
+    }
     cmd.add("--s3-connections=" + s3Connections);
     if (sourceLatencyMs > 0) {
       cmd.add("--source-latency-ms=" + sourceLatencyMs);

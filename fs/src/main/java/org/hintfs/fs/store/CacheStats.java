@@ -38,6 +38,15 @@ public final class CacheStats {
   /** Entries from an older version of the source object: dropped and refetched. */
   public final LongAdder stale = new LongAdder();
 
+  /** Seconds per source request of one file or block. */
+  public final io.prometheus.metrics.core.metrics.Histogram sourceSeconds =
+      io.prometheus.metrics.core.metrics.Histogram.builder()
+          .name("hintfs_source_fetch_duration_seconds")
+          .help("time to fetch one file or block from the source, retries included")
+          .classicOnly()
+          .classicUpperBounds(org.hintfs.fs.MountStats.LATENCY_BUCKETS)
+          .build();
+
   /** Hits of either tier. */
   public long hits() {
     return ramHits.sum() + diskHits.sum();

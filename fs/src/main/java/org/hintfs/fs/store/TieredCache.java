@@ -306,12 +306,14 @@ public final class TieredCache implements AutoCloseable {
     long offset = (long) block * config.blockSize();
     byte[] b = new byte[length];
     ByteBuffer buf = ByteBuffer.wrap(b);
+    long t0 = System.nanoTime();
     while (buf.hasRemaining()) {
       int n = source.read(path, version, offset + buf.position(), buf);
       if (n <= 0) {
         break;
       }
     }
+    stats.sourceSeconds.observe((System.nanoTime() - t0) / 1e9);
     stats.bytesFromSource.add(buf.position());
     if (buf.position() != length) {
       // A short read is never cached: the object is not what the catalog says it is.
