@@ -20,7 +20,8 @@ import picocli.CommandLine.Command;
       EvictCommand.class,
       PolicyCommand.class,
       SimulateCommand.class,
-      CommandLine.HelpCommand.class
+      CommandLine.HelpCommand.class,
+      picocli.AutoComplete.GenerateCompletion.class
     },
     footer = {
       "",
@@ -29,7 +30,8 @@ import picocli.CommandLine.Command;
       "  hintfs status /mnt/imagenet",
       "  hintfs prefetch /mnt/imagenet/val",
       "  hintfs policy /mnt/imagenet shade",
-      "  hintfs unmount /mnt/imagenet"
+      "  hintfs unmount /mnt/imagenet",
+      "  source <(hintfs generate-completion)   # bash/zsh completion"
     })
 public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
