@@ -137,6 +137,30 @@ class AdminIT {
   }
 
   @Test
+  void refreshShowsFilesAddedToTheSourceAndKeepsTheOptionsAndTheCache() throws Exception {
+    readClass(1);
+    long cachedBefore = stats().path("cached_files").asLong();
+    Files.write(src.resolve("c1/added.jpg"), new byte[] {1, 2, 3});
+    assertThat(Files.exists(mnt.resolve("c1/added.jpg"))).isFalse();
+    Hintfs.Result r;
+    // Busy: refused, and the mount stays as it was.
+    try (var open = Files.newInputStream(mnt.resolve("c1/f0.jpg"))) {
+      r = Hintfs.run("refresh", mnt.toString());
+      assertThat(r.rc()).isNotZero();
+      assertThat(r.out()).contains("not refreshed, the mount is as it was").contains("busy");
+      assertThat(Hintfs.isMounted(mnt)).isTrue();
+    }
+    r = Hintfs.run("refresh", mnt.toString());
+    assertThat(r.rc()).as(r.out()).isZero();
+    assertThat(r.out()).contains("refreshed " + mnt + ": 101 files").contains("was 100");
+    JsonNode s = stats();
+    assertThat(s.path("policy").asText()).isEqualTo("lru");
+    assertThat(s.path("cached_files").asLong()).isEqualTo(cachedBefore);
+    assertThat(Files.readAllBytes(mnt.resolve("c1/added.jpg"))).containsExactly(1, 2, 3);
+    assertThat(readClass(1)).isEqualTo(20);
+  }
+
+  @Test
   void badArgumentsGiveOneClearLineAndANonZeroExit() throws Exception {
     assertFails(List.of("prefetch", tmp.toString()), "is not inside a hintfs mount");
     assertFails(List.of("evict", mnt.resolve("nope.jpg").toString()), "does not exist");

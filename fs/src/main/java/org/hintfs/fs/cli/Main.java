@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
       EvictCommand.Unpin.class,
       EvictCommand.class,
       PolicyCommand.class,
+      RefreshCommand.class,
       SimulateCommand.class,
       CommandLine.HelpCommand.class,
       picocli.AutoComplete.GenerateCompletion.class

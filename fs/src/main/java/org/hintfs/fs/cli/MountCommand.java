@@ -219,6 +219,9 @@ final class MountCommand implements Callable<Integer> {
       description = "extra libfuse options, e.g. -o allow_other")
   List<String> fuseOptions = new ArrayList<>();
 
+  /** Added to the daemon's environment ({@code refresh} passes the old daemon's credentials). */
+  java.util.Map<String, String> daemonEnvironment = java.util.Map.of();
+
   @Override
   public Integer call() throws Exception {
     Path mp = mountpoint.toAbsolutePath().normalize();
@@ -550,9 +553,10 @@ final class MountCommand implements Callable<Integer> {
     }
     cmd.add(source.contains("://") ? source : Path.of(source).toAbsolutePath().toString());
     cmd.add(mp.toString());
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().putAll(daemonEnvironment);
     Process child =
-        new ProcessBuilder(cmd)
-            .directory(new File("/")) // a daemon must not keep the caller's directory busy
+        pb.directory(new File("/")) // a daemon must not keep the caller's directory busy
             .redirectInput(new File("/dev/null"))
             .redirectOutput(ProcessBuilder.Redirect.appendTo(logPath.toFile()))
             .redirectErrorStream(true)
