@@ -33,3 +33,55 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1
 ratio() { echo "$1 / $2" | bc -l; }
 
 unmount_if_mounted() { if grep -q " $1 " /proc/self/mountinfo; then "$hintfs" unmount "$1"; fi; }
+
+# s3_start WORK: S3Proxy 4.1.0 (tests/target/s3proxy.jar, filesystem backend) on a free loopback
+# port with make_dataset's files uploaded to s3://bench/ds, and DelayProxy in front of it adding
+# 10 ms per request. Sets port, pport (the proxy's), key, secret; rclone remotes s3p (direct) and
+# s3x (proxy) through RCLONE_CONFIG_*; an s3fs password file. s3_stop WORK ends both.
+s3_start() {
+  unset AWS_CA_BUNDLE # rclone fails with it set in this environment
+  key=bench-key secret=bench-secret-0123456789
+  mkdir -p "$1/s3data"
+  port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  printf '%s\n' "s3proxy.endpoint=http://127.0.0.1:$port" "s3proxy.authorization=aws-v2-or-v4" \
+    "s3proxy.identity=$key" "s3proxy.credential=$secret" "jclouds.provider=filesystem-nio2" \
+    "jclouds.filesystem.basedir=$1/s3data" >"$1/s3proxy.conf"
+  java -Xmx1g -jar "$root/tests/target/s3proxy.jar" --properties "$1/s3proxy.conf" >"$1/s3proxy.log" 2>&1 &
+  s3pid=$!
+  coproc PROXY { exec java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" 10; }
+  read -r pport <&"${PROXY[0]}"
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.2; done
+  export RCLONE_CONFIG_S3P_TYPE=s3 RCLONE_CONFIG_S3P_PROVIDER=Other RCLONE_CONFIG_S3P_ACCESS_KEY_ID=$key \
+    RCLONE_CONFIG_S3P_SECRET_ACCESS_KEY=$secret RCLONE_CONFIG_S3P_ENDPOINT=http://127.0.0.1:$port \
+    RCLONE_CONFIG_S3P_FORCE_PATH_STYLE=true
+  export RCLONE_CONFIG_S3X_TYPE=s3 RCLONE_CONFIG_S3X_PROVIDER=Other RCLONE_CONFIG_S3X_ACCESS_KEY_ID=$key \
+    RCLONE_CONFIG_S3X_SECRET_ACCESS_KEY=$secret RCLONE_CONFIG_S3X_ENDPOINT=http://127.0.0.1:$pport \
+    RCLONE_CONFIG_S3X_FORCE_PATH_STYLE=true
+  rclone mkdir s3p:bench 2>/dev/null
+  rclone copy --transfers 16 "$1/src" s3p:bench/ds 2>/dev/null
+  echo "$key:$secret" >"$1/s3fs.passwd" && chmod 600 "$1/s3fs.passwd"
+}
+
+s3_stop() {
+  if grep -q " $1/mnt " /proc/self/mountinfo; then umount "$1/mnt" || umount -l "$1/mnt"; fi
+  kill "$s3pid" "$PROXY_PID" 2>/dev/null || true
+}
+
+# mount_fs FS ENDPOINT_PORT RCLONE_REMOTE MOUNTPOINT CACHE_DIR [hintfs options...]: hintfs, s3fs
+# (its disk cache on) or rclone (--vfs-cache-mode full) over s3://bench/ds.
+mount_fs() {
+  local fs=$1 p=$2 remote=$3 mnt=$4 cache=$5
+  shift 5
+  case $fs in
+    hintfs) AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$secret "$hintfs" mount s3://bench/ds \
+      "$mnt" --endpoint "http://127.0.0.1:$p" --cache-dir "$cache" "$@" >/dev/null ;;
+    s3fs) s3fs bench:/ds "$mnt" -o "passwd_file=${cache%/*}/s3fs.passwd,url=http://127.0.0.1:$p" \
+      -o "use_path_request_style,ro,use_cache=$cache,parallel_count=8" ;;
+    rclone) rclone mount "$remote:bench/ds" "$mnt" --read-only --vfs-cache-mode full \
+      --cache-dir "$cache" --daemon 2>/dev/null ;;
+  esac
+  for _ in $(seq 100); do [[ -d $mnt/n00000000 ]] && return 0; sleep 0.1; done
+  echo "mount of $fs did not appear" >&2; return 1
+}
+
+unmount_fs() { if [[ $1 == hintfs ]]; then "$hintfs" unmount "$2"; else umount "$2"; fi; }

@@ -22,7 +22,7 @@ def raw(path):
 
 mount, seed, hint, epochs = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
 ds = ImageFolder(mount, loader=raw)
-hints = Hints(mount, dataset=".")
+hints = Hints(mount, dataset=".") if hint else None  # s3fs and rclone mounts have no control file
 sampler = DistributedSampler(ds, num_replicas=1, rank=0, shuffle=True, seed=seed)
 loader = DataLoader(ds, batch_size=32, sampler=sampler, num_workers=4, collate_fn=len)
 rates = []

@@ -302,6 +302,14 @@ public final class TieredCache implements AutoCloseable {
     if (done != null) {
       return done;
     }
+    if (store != null) {
+      // With the RAM tier off (or the unit already evicted from it), the finished fetch left its
+      // bytes only in the store.
+      LmdbStore.Lookup l = store.get(key, vh, length);
+      if (l.hit()) {
+        return l.payload();
+      }
+    }
     stats.misses.increment();
     long offset = (long) block * config.blockSize();
     byte[] b = new byte[length];
