@@ -161,6 +161,49 @@ class AdminIT {
   }
 
   @Test
+  void stoppingAPrefetchCancelsWhatIsQueued_andRunningItAgainResumes() throws Exception {
+    Hintfs.unmountQuietly(mnt);
+    // 300 ms per source read, 16 at a time: the 100 files take about two seconds.
+    Hintfs.mount(src, mnt, "--source-latency-ms", "300", "--ram-cache", "0");
+    Process p =
+        new ProcessBuilder(Hintfs.LAUNCHER.toString(), "prefetch", mnt.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(tmp.resolve("prefetch.out").toFile())
+            .start();
+    // Stop it once the daemon has fetched a first round (the command is following by then).
+    Poll.until(() -> stats().path("admin").path("prefetch_fetched").asLong() >= 16);
+    p.destroy(); // SIGTERM, as Ctrl-C's SIGINT: the shutdown hook cancels
+    assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(Files.readString(tmp.resolve("prefetch.out"))).contains("stopped");
+    Poll.until(() -> stats().path("admin").path("prefetch_waiting").asLong() == 0);
+    JsonNode a = stats().path("admin");
+    assertThat(a.path("prefetch_cancelled").asLong()).isPositive();
+    long fetchedBefore = a.path("prefetch_fetched").asLong();
+    assertThat(fetchedBefore).isLessThan(100);
+    Hintfs.Result r = Hintfs.run("prefetch", "--quiet", mnt.toString());
+    assertThat(r.rc()).as(r.out()).isZero();
+    assertThat(r.out()).contains("prefetch: 100 files");
+    a = stats().path("admin");
+    // Only what the first run did not fetch is fetched now.
+    assertThat(a.path("prefetch_fetched").asLong()).isEqualTo(100);
+  }
+
+  /** Polls a condition for up to 30 s. */
+  static final class Poll {
+    interface Check {
+      boolean ok() throws Exception;
+    }
+
+    static void until(Check c) throws Exception {
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (!c.ok()) {
+        assertThat(System.nanoTime()).isLessThan(deadline);
+        Thread.sleep(20);
+      }
+    }
+  }
+
+  @Test
   void badArgumentsGiveOneClearLineAndANonZeroExit() throws Exception {
     assertFails(List.of("prefetch", tmp.toString()), "is not inside a hintfs mount");
     assertFails(List.of("evict", mnt.resolve("nope.jpg").toString()), "does not exist");
