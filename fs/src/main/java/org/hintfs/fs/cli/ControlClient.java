@@ -48,6 +48,23 @@ final class ControlClient {
     return new Target(forMountpoint(mp), rel.isEmpty() ? "/" : "/" + rel);
   }
 
+  /**
+   * The daemon serving every one of {@code paths}, and into {@code lines} one {@code verb PATH}
+   * line per path; a one-line error if they are not all in one hintfs mount.
+   */
+  static ControlClient forPaths(List<Path> paths, String verb, List<String> lines) {
+    ControlClient c = null;
+    for (Path p : paths) {
+      Target t = target(p);
+      if (c != null && !t.client().mountpoint.equals(c.mountpoint)) {
+        throw new UserError("the paths are in different mounts: name paths of one mount at a time");
+      }
+      c = t.client();
+      lines.add(verb + " " + t.relative());
+    }
+    return c;
+  }
+
   /** The daemon's stats now. */
   JsonNode stats() {
     return StatusCommand.readStats(mountpoint)

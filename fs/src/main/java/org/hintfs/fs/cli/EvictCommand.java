@@ -27,21 +27,9 @@ class EvictCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    List<ControlClient.Target> targets = new ArrayList<>();
-    for (Path p : paths) {
-      targets.add(ControlClient.target(p));
-    }
-    ControlClient c = targets.get(0).client();
-    for (ControlClient.Target t : targets) {
-      if (!t.client().mountpoint.equals(c.mountpoint)) {
-        throw new UserError("the paths are in different mounts: name paths of one mount at a time");
-      }
-    }
-    JsonNode before = c.stats();
     List<String> lines = new ArrayList<>();
-    for (ControlClient.Target t : targets) {
-      lines.add(verb() + " " + t.relative());
-    }
+    ControlClient c = ControlClient.forPaths(paths, verb(), lines);
+    JsonNode before = c.stats();
     c.sendAdmin(lines);
     JsonNode after = c.stats();
     if (verb().equals("evict")) {

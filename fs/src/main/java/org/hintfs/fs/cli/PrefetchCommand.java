@@ -48,21 +48,9 @@ class PrefetchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    List<ControlClient.Target> targets = new ArrayList<>();
-    for (Path p : paths) {
-      targets.add(ControlClient.target(p));
-    }
-    ControlClient c = targets.get(0).client();
-    for (ControlClient.Target t : targets) {
-      if (!t.client().mountpoint.equals(c.mountpoint)) {
-        throw new UserError("the paths are in different mounts: name paths of one mount at a time");
-      }
-    }
-    JsonNode before = c.admin();
     List<String> lines = new ArrayList<>();
-    for (ControlClient.Target t : targets) {
-      lines.add(verb() + " " + t.relative());
-    }
+    ControlClient c = ControlClient.forPaths(paths, verb(), lines);
+    JsonNode before = c.admin();
     long t0 = System.nanoTime();
     c.sendAdmin(lines);
     JsonNode queued = c.admin();
