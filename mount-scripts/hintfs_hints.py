@@ -1,16 +1,22 @@
 """Hints for a hintfs mount, from a PyTorch training loop. Standard library only.
 
-    from hintfs_hints import Hints, HintSampler
+DDP (one process per rank, e.g. torchrun; each rank's DataLoader workers read the mount):
+
+    from hintfs_hints import Hints
     hints = Hints("/mnt/imagenet", dataset="train")       # the ImageFolder root, inside the mount
     ds = torchvision.datasets.ImageFolder("/mnt/imagenet/train", transform=tf)   # unchanged
-    sampler = HintSampler(hints, len(ds))                 # remembers each epoch's order
+    sampler = hints.follow(DistributedSampler(ds))        # sends seed/epoch/world/rank each epoch
     loader = DataLoader(ds, batch_size=64, sampler=sampler, num_workers=4)        # unchanged
     for epoch in range(epochs):
-        hints.epoch(epoch)
+        sampler.set_epoch(epoch)
         for b, (x, y) in enumerate(loader):
             losses = F.cross_entropy(model(x), y, reduction="none")
             hints.losses(sampler.batch(b, 64), losses.tolist())
             ...
+
+Each rank's hints steer that rank's stream only: the mount attributes every open to the rank
+whose process (or DataLoader worker) made it. Any other sampler: `hints.follow(sampler)` sends
+each epoch's order as an `order` hint when the loader starts the epoch; `HintSampler` does too.
 
 Each call is one write to MOUNT/.hintfs/control. A line the mount rejects raises HintError
 with the mount's reason (also kept in MOUNT/.hintfs/errors); nothing accepted before is lost.
@@ -20,7 +26,10 @@ import json
 import os
 import random
 
-__all__ = ["Hints", "HintError", "HintSampler"]
+__all__ = ["Hints", "HintError", "HintSampler", "FollowedSampler"]
+
+# The mount refuses longer lines (1 MiB); an order is sent in pieces well below that.
+_ORDER_CHUNK = 50_000
 
 
 class HintError(ValueError):
@@ -30,8 +39,14 @@ class HintError(ValueError):
 class Hints:
     """Writes hint lines to a hintfs mount's control file."""
 
-    def __init__(self, mount, dataset=None):
+    def __init__(self, mount, dataset=None, job=None, rank=None):
+        """job/rank: name the stream explicitly (every line is sent as 'job <job> [rank <r>] ...'),
+        for a writer that is not the readers' ancestor (a sidecar process). Leave them out when the
+        training process itself writes: the mount then finds its DataLoader workers by ancestry."""
         self.mount = os.path.abspath(mount)
+        self._prefix = ""
+        if job is not None:
+            self._prefix = "job %s " % job + ("" if rank is None else "rank %d " % int(rank))
         self._dir = os.path.join(self.mount, ".hintfs")
         if not os.path.isdir(self._dir):
             raise HintError("%s is not a hintfs mount (no .hintfs directory)" % self.mount)
@@ -52,7 +67,7 @@ class Hints:
 
     def send(self, *lines):
         """Writes raw protocol lines in one write."""
-        data = "".join(line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
+        data = "".join(self._prefix + line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
         try:
             os.write(self._fd, data)
         except OSError as e:
@@ -76,6 +91,30 @@ class Hints:
 
     def epoch(self, e):
         self.send("epoch %d" % e)
+
+    def seed(self, seed, epoch=0, world=1, rank=0, sampler="distributed", drop_last=False,
+             persistent_workers=False):
+        """This rank's sampler: DistributedSampler(seed=seed, num_replicas=world, rank=rank), or
+        sampler="random" for DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))."""
+        self.send("seed %d epoch %d world %d rank %d sampler %s%s%s" % (
+            int(seed), int(epoch), int(world), int(rank), sampler,
+            " drop_last" if drop_last else "", " persistent_workers" if persistent_workers else ""))
+
+    def order(self, indices):
+        """This rank's upcoming reads, as ImageFolder indices (sent in pieces on long orders)."""
+        indices = list(indices)
+        verb = "order"
+        for k in range(0, max(len(indices), 1), _ORDER_CHUNK):
+            piece = indices[k:k + _ORDER_CHUNK]
+            if piece:
+                self.send(verb + " " + " ".join("#%d" % int(i) for i in piece))
+            verb = "order+"
+
+    def follow(self, sampler):
+        """Wraps a sampler so the mount learns each epoch's order as the loader starts it: a
+        DistributedSampler (shuffling) sends its seed, epoch, world and rank; any other sampler
+        sends the order it yields. Use the result as the DataLoader's sampler."""
+        return FollowedSampler(self, sampler)
 
     def similar(self, index, neighbours):
         self.send("similar #%d " % index + " ".join("#%d" % n for n in neighbours))
@@ -110,10 +149,12 @@ class HintSampler:
     the samples the mount holds now come first (in random order), then the rest.
 
     Works as a torch.utils.data.Sampler (an iterable with __len__); keep DataLoader's default
-    in-order delivery so batch b is order[b*batch_size:(b+1)*batch_size].
+    in-order delivery so batch b is order[b*batch_size:(b+1)*batch_size]. Each epoch's order is
+    sent to the mount as an `order` hint when iterated (send_order=False: not).
     """
 
-    def __init__(self, hints, num_samples, prefer_cached=False, seed=0):
+    def __init__(self, hints, num_samples, prefer_cached=False, seed=0, send_order=True):
+        self.send_order = send_order
         self.hints = hints
         self.n = num_samples
         self.prefer_cached = prefer_cached
@@ -130,7 +171,47 @@ class HintSampler:
             held = set(self.hints.cached())
             order = [i for i in order if i in held] + [i for i in order if i not in held]
         self.order = order
+        if self.send_order:
+            self.hints.order(order)  # the mount prefetches it and evicts by next use
         return iter(order)
+
+    def batch(self, b, batch_size):
+        """The indices of batch b of the current epoch."""
+        return self.order[b * batch_size:(b + 1) * batch_size]
+
+
+class FollowedSampler:
+    """A sampler that tells the mount what it will read (see Hints.follow). It remembers the
+    epoch's order, so batch(b, batch_size) names the ImageFolder indices of batch b (with the
+    DataLoader's default in-order delivery)."""
+
+    def __init__(self, hints, sampler):
+        self.hints = hints
+        self.sampler = sampler
+        self.order = []
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def set_epoch(self, epoch):
+        """Forwards to the wrapped sampler (DistributedSampler.set_epoch)."""
+        if hasattr(self.sampler, "set_epoch"):
+            self.sampler.set_epoch(epoch)
+
+    def _is_distributed(self):
+        s = self.sampler
+        return all(hasattr(s, a) for a in ("seed", "epoch", "num_replicas", "rank", "shuffle",
+                                           "drop_last")) and s.shuffle
+
+    def __iter__(self):
+        self.order = list(iter(self.sampler))
+        s = self.sampler
+        if self._is_distributed():
+            self.hints.seed(s.seed, epoch=s.epoch, world=s.num_replicas, rank=s.rank,
+                            drop_last=s.drop_last)
+        else:
+            self.hints.order(self.order)
+        return iter(self.order)
 
     def batch(self, b, batch_size):
         """The indices of batch b of the current epoch."""

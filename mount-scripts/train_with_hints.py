@@ -1,6 +1,7 @@
 """A training loop that tells a hintfs mount what it is doing: the complete example.
 
 Usage: /usr/bin/python3 train_with_hints.py MOUNT [--epochs N] [--policy NAME] [--substitution]
+       [--no-order-hint]
        /usr/bin/python3 train_with_hints.py --make-digits DIR   (write the dataset, then exit)
 
 The dataset: scikit-learn's handwritten digits (apt-get install python3-sklearn) as two
@@ -46,6 +47,8 @@ def main():
     ap.add_argument("--substitution", action="store_true")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-order-hint", action="store_true",
+                    help="do not send each epoch's order (to compare policies on importance alone)")
     args = ap.parse_args()
     if args.make_digits:
         make_digits(args.make_digits)
@@ -59,7 +62,8 @@ def main():
     if args.policy:
         hints.policy(args.policy)
     hints.substitution(args.substitution)
-    sampler = HintSampler(hints, len(train), seed=args.seed)      # 2. a sampler that remembers
+    sampler = HintSampler(hints, len(train), seed=args.seed,      # 2. a sampler that remembers
+                          send_order=not args.no_order_hint)      #    (and sends) its order
     loader = DataLoader(train, batch_size=args.batch, sampler=sampler, num_workers=2)
 
     model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),

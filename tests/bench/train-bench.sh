@@ -20,7 +20,7 @@ for run in lru: shade: impact:sub impact:; do
   policy=${run%%:*} sub=${run#*:}
   rm -rf "$work/cache" "$work/trace"
   "$hintfs" mount "$work/digits" "$work/mnt" --cache-dir "$work/cache" --cache-size 20% --ram-cache 0 --trace "$work/trace" >/dev/null
-  out=$(/usr/bin/python3 "$root/mount-scripts/train_with_hints.py" "$work/mnt" --epochs "$epochs" --policy "$policy" ${sub:+--substitution} | tail -1)
+  out=$(/usr/bin/python3 "$root/mount-scripts/train_with_hints.py" "$work/mnt" --epochs "$epochs" --policy "$policy" --no-order-hint ${sub:+--substitution} | tail -1)
   "$hintfs" unmount "$work/mnt"
   simpol=$policy${sub:++sub}
   sim=$("$hintfs" simulate --trace "$work/trace" --policies "$simpol" --sizes 20 | tail -1)

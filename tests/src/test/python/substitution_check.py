@@ -38,7 +38,8 @@ def main(mount, source, epochs):
     hints = Hints(mount, dataset="train")
     hints.policy("impact")
     hints.substitution(True)
-    sampler = HintSampler(hints, len(ds), seed=1)
+    # No order hint: this check needs misses to substitute, not a prefetcher that avoids them.
+    sampler = HintSampler(hints, len(ds), seed=1, send_order=False)
     loader = DataLoader(ds, batch_size=16, sampler=sampler, num_workers=4, collate_fn=keep)
     reads = substituted = repeats = 0
     for epoch in range(epochs):

@@ -39,7 +39,7 @@ public final class HintFs {
   private final StatsReport statsReport;
   private final TieredCache cache;
   private final HintState hints;
-  private final org.hintfs.fs.control.ControlParser parser;
+  private final org.hintfs.fs.control.ControlInput control;
   private volatile TraceRecorder trace;
   private final org.hintfs.fs.prefetch.Prefetcher prefetcher;
   private final org.hintfs.fs.admin.AdminOps admin;
@@ -67,10 +67,12 @@ public final class HintFs {
     this.config = config;
     this.cache = cache;
     this.hints = hints;
-    this.parser = new org.hintfs.fs.control.ControlParser(catalog, hints);
+    this.control =
+        new org.hintfs.fs.control.ControlInput(
+            new org.hintfs.fs.control.ControlParser(catalog, hints), hints);
     this.prefetcher =
         new org.hintfs.fs.prefetch.Prefetcher(
-            hints.predicted(),
+            hints.streams()::active,
             config.prefetchWindow(),
             config.prefetchWindowBytes(),
             config.prefetchThreads(),
@@ -105,7 +107,10 @@ public final class HintFs {
             }
           }
         });
+    // A stream that ends leaves estimated next uses behind: re-key what is cached without them.
+    hints.streams().onEnd(s -> cache.orderChanged());
     HintFs self = this;
+    hints.setNextHeadLength(config.prefetchWindow());
     hints.connect(
         new HintState.Effects() {
           @Override
@@ -133,9 +138,9 @@ public final class HintFs {
           }
 
           @Override
-          public void orderChanged() {
+          public void orderChanged(org.hintfs.fs.stream.Stream s) {
             cache.orderChanged();
-            prefetcher.reset();
+            prefetcher.reset(s);
           }
 
           @Override
@@ -172,7 +177,11 @@ public final class HintFs {
     if (config.cacheDir() != null) {
       capacity = Math.min(capacity, diskRoomFor(config.cacheDir()));
     }
-    HintState hints = new HintState(catalog.entryCount());
+    HintState hints =
+        new HintState(
+            catalog.entryCount(),
+            new org.hintfs.fs.stream.Streams(
+                org.hintfs.fs.stream.ProcessTree.PROC, config.prefetchWindow(), REAP_EVERY_MS));
     TieredCache cache =
         TieredCache.open(
             source,
@@ -331,6 +340,14 @@ public final class HintFs {
    * @throws ReadOnlyException if a write mode is asked for
    */
   public long open(String path, boolean forWrite) throws IOException {
+    return open(path, forWrite, 0);
+  }
+
+  /**
+   * Opens a file for reading on behalf of process {@code pid} (0: unknown), which decides the
+   * stream the open belongs to.
+   */
+  public long open(String path, boolean forWrite, long pid) throws IOException {
     int id = resolve(path);
     if (isDirectory(id)) {
       throw new IsDirectoryException(path);
@@ -343,7 +360,7 @@ public final class HintFs {
       byte[] content = virtualContent(VirtualFile.byId(id));
       f = new OpenFile(id, path, null, content.length, content);
     } else {
-      f = openSample(id);
+      f = openSample(id, pid);
     }
     long fh = nextHandle.getAndIncrement();
     handles.put(fh, f);
@@ -383,10 +400,18 @@ public final class HintFs {
    * cached sample of the same class instead (the caller sets direct_io on it) and the missed sample
    * is fetched in the background.
    */
-  private OpenFile openSample(int id) {
+  private OpenFile openSample(int id, long pid) {
     if (cache.isBlocked(id)) {
       // Large files: accesses are recorded per block as they are read.
       return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    }
+    var stream = hints.classOf(id) < 0 ? null : hints.streams().attribute(pid, id);
+    if (stream != null) {
+      // The reader moves past this open before the policy hears of it: the next use the policy
+      // then sees for this sample is its next read, not the one happening now.
+      if (prefetcher.follow(stream.stream(), id)) {
+        background.execute(cache::orderChanged); // re-key by the stream's new time map
+      }
     }
     boolean hit = cache.access(id);
     if (!hit) {
@@ -395,8 +420,14 @@ public final class HintFs {
       // If the kernel does ask, its read joins this fetch (singleflight): one source request.
       background.execute(() -> fetchQuietly(id));
     }
-    if (hints.sampleOf(id) < 0) {
+    if (hints.classOf(id) < 0) {
       return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    }
+    if (stream != null) {
+      stream.stream().opened(hit, stream.byAncestry());
+      if (!hit && prefetcher.isInFlight(id)) {
+        stream.stream().lateMisses.increment(); // prefetched, but not in time
+      }
     }
     int[] pick = {-1};
     if (hints.substitution()) {
@@ -414,7 +445,9 @@ public final class HintFs {
     int sub = pick[0];
     hints.countOpen(id, hit, sub >= 0);
     recordTrace(id);
-    prefetcher.opened(id);
+    if (stream != null) {
+      prefetcher.scheduleAhead();
+    }
     if (sub >= 0) {
       return new OpenFile(
           sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
@@ -438,12 +471,12 @@ public final class HintFs {
   }
 
   /**
-   * Takes bytes written to a control handle: every complete line is parsed and applied; a trailing
-   * piece waits for the rest (or for release).
+   * Takes bytes written to a control handle by process {@code pid}: every complete line is parsed
+   * and applied for the writer's stream; a trailing piece waits for the rest (or for release).
    *
    * @throws org.hintfs.fs.control.InvalidHintException if a line was rejected (the others stand)
    */
-  public int write(long fh, byte[] data) throws IOException {
+  public int write(long fh, byte[] data, long pid) throws IOException {
     OpenFile f = handles.get(fh);
     if (f == null) {
       throw new BadHandleException(fh);
@@ -451,44 +484,12 @@ public final class HintFs {
     if (f.id != VirtualFile.CONTROL.id()) {
       throw new ReadOnlyException(f.path);
     }
-    String firstError = null;
-    synchronized (f) {
-      int start = 0;
-      for (int i = 0; i < data.length; i++) {
-        if (data[i] == '\n') {
-          f.partial.write(data, start, i - start);
-          String err = applyLine(f.partial.toString(java.nio.charset.StandardCharsets.UTF_8));
-          firstError = firstError == null ? err : firstError;
-          f.partial.reset();
-          start = i + 1;
-        }
-      }
-      f.partial.write(data, start, data.length - start);
-      if (f.partial.size() > org.hintfs.fs.control.ControlParser.MAX_LINE) {
-        String head = f.partial.toString(java.nio.charset.StandardCharsets.UTF_8);
-        f.partial.reset();
-        hints.reject(head, "line longer than " + org.hintfs.fs.control.ControlParser.MAX_LINE);
-        firstError = firstError == null ? "line too long" : firstError;
-      }
-    }
+    f.writer = pid;
+    String firstError = control.write(f.partial, data, pid);
     if (firstError != null) {
       throw new org.hintfs.fs.control.InvalidHintException(firstError);
     }
     return data.length;
-  }
-
-  /** Parses and queues one line; returns the reason it was rejected, or null. */
-  private String applyLine(String line) {
-    try {
-      org.hintfs.fs.control.Hint h = parser.parse(line);
-      if (h != null) {
-        hints.accept(h, line.strip().split("\\s+", 2)[0]);
-      }
-      return null;
-    } catch (org.hintfs.fs.control.InvalidHintException e) {
-      hints.reject(line, e.getMessage());
-      return e.getMessage();
-    }
   }
 
   /** {@code open(..., 'w')} truncates first: allowed on the control file, EROFS elsewhere. */
@@ -567,16 +568,16 @@ public final class HintFs {
     }
   }
 
-  /** Closes a handle; a control handle's unfinished last line is applied now. */
+  /** Closes a handle (no caller pid known). */
   public void release(long fh) {
+    release(fh, 0);
+  }
+
+  /** Closes a handle; a control handle's unfinished last line is applied now, for its writer. */
+  public void release(long fh, long pid) {
     OpenFile f = handles.remove(fh);
     if (f != null && f.id == VirtualFile.CONTROL.id()) {
-      synchronized (f) {
-        if (f.partial.size() > 0) {
-          applyLine(f.partial.toString(java.nio.charset.StandardCharsets.UTF_8));
-          f.partial.reset();
-        }
-      }
+      control.finish(f.partial, f.writer != 0 ? f.writer : pid);
     }
   }
 
@@ -599,6 +600,9 @@ public final class HintFs {
     return epochBase;
   }
 
+  /** How often the owners of streams are checked: a dead rank's prefetching stops within 1 s. */
+  static final long REAP_EVERY_MS = 1000;
+
   /** Concurrent fetches of an admin's prefetch or pin. */
   static final int ADMIN_PREFETCH_THREADS = 16;
 
@@ -615,6 +619,7 @@ public final class HintFs {
   /** Stops background work and flushes the trace. */
   public void close() throws IOException {
     prefetcher.close();
+    hints.streams().close();
     admin.close();
     background.shutdownNow();
     setTrace(null);

@@ -82,8 +82,16 @@ public final class MetricsServer implements AutoCloseable {
     gauge(
         r,
         "hintfs_prefetch_position",
-        "the reader's position in the predicted order",
-        () -> fs.hints().predicted().position());
+        "the readers' positions in their predicted orders, summed over streams",
+        () ->
+            java.util.Arrays.stream(fs.hints().streams().active())
+                .mapToLong(st -> st.order().position())
+                .sum());
+    gauge(
+        r,
+        "hintfs_streams",
+        "live streams (ranks of jobs)",
+        () -> fs.hints().streams().active().length);
     gauge(
         r,
         "hintfs_prefetch_lag_files",

@@ -29,6 +29,9 @@ final class OpenFile {
     this.substituted = substituted;
   }
 
+  /** The pid that last wrote to this control handle (0: none yet). */
+  volatile long writer;
+
   /** A control handle's bytes not yet ending in a newline. */
   final java.io.ByteArrayOutputStream partial = new java.io.ByteArrayOutputStream();
 

@@ -81,25 +81,65 @@ final class StatsReport {
     hints.put("scored_samples", h.context().importance().knownCount());
     hints.put("substitution", h.substitution());
     hints.put("substitution_max", h.substitutionMax());
-    m.put("hints", hints);
     m.put("substitutions", h.substitutions.sum());
-    var po = h.predicted();
     var pf = fs.prefetcher();
+    var live = h.streams().active();
     Map<String, Object> pred = new LinkedHashMap<>();
-    pred.put("known", po.known());
-    var sd = h.seed();
+    // The mount-wide view (every stream summed; seed and rank are the lead stream's).
+    var lead = java.util.Arrays.stream(live).filter(x -> x.order().known()).findFirst();
+    pred.put("known", lead.isPresent());
+    var sd = lead.map(x -> x.sampler()).orElse(null);
     pred.put("seed", sd == null ? null : sd.seed());
-    pred.put("sampler", sd == null ? (po.known() ? "order" : null) : sd.sampler());
+    pred.put("sampler", sd == null ? (lead.isPresent() ? "order" : null) : sd.sampler());
     pred.put("rank", sd == null ? null : sd.rank() + "/" + sd.world());
-    pred.put("position", po.position());
-    pred.put("length", po.order() == null ? 0 : po.order().length);
+    pred.put("streams", live.length);
+    pred.put("position", java.util.Arrays.stream(live).mapToLong(x -> x.order().position()).sum());
+    pred.put(
+        "length",
+        java.util.Arrays.stream(live)
+            .mapToLong(x -> x.order().order() == null ? 0 : x.order().order().length)
+            .sum());
     pred.put("window", pf.window());
     pred.put("files_in_flight", pf.filesInFlight());
     pred.put("bytes_in_flight", pf.bytesInFlight());
     pred.put("prefetched", pf.prefetched.sum());
+    pred.put("prefetches_cancelled", pf.cancelled.sum());
     pred.put("off_order_opens", pf.offOrder.sum());
     pred.put("stale_drops", pf.staleDrops.sum());
+    pred.put("streams_ended", h.streams().endedCount.sum());
     m.put("prediction", pred);
+    java.util.List<Map<String, Object>> streams = new java.util.ArrayList<>();
+    for (var st : live) {
+      Map<String, Object> e = new LinkedHashMap<>();
+      var spec = st.sampler();
+      var o = st.order();
+      e.put("id", st.id());
+      e.put("job", st.job(h.streams().tree()));
+      e.put("rank", st.rank());
+      e.put("world", st.world());
+      e.put("owner_pid", st.owner());
+      e.put("adopted", st.adopted());
+      e.put("dataset", st.datasetDir() == null ? h.datasetDir() : st.datasetDir());
+      e.put("epoch", st.epoch());
+      e.put("prediction", spec != null ? "seed" : st.explicitOrder() && o.known() ? "order" : null);
+      e.put("seed", spec == null ? null : spec.seed());
+      e.put("known", o.known());
+      e.put("position", o.position());
+      e.put("length", o.order() == null ? 0 : o.order().length);
+      e.put("window", pf.window());
+      e.put("files_in_flight", pf.filesInFlight(st));
+      e.put("opens", st.opens.sum());
+      e.put("hits", st.hits.sum());
+      e.put("off_order_opens", st.offOrder.sum());
+      e.put("misses_prefetch_late", st.lateMisses.sum());
+      e.put("prefetched", st.prefetched.sum());
+      e.put("stale_drops", st.staleDrops.sum());
+      e.put("ms_per_open", Math.round(st.pace() / 1e3) / 1e3);
+      streams.add(e);
+    }
+    m.put("streams", streams);
+    hints.put("jobs", h.jobs());
+    m.put("hints", hints);
     m.put("per_class", h.perClass());
     m.put("errors", fs.errors().snapshot());
     m.put("admin", fs.admin().counters());

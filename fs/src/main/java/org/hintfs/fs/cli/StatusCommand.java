@@ -198,6 +198,7 @@ final class StatusCommand implements Callable<Integer> {
                 + p.path("off_order_opens").asLong()
                 + " opens off the predicted order"
             : "no predicted order (no seed or order hint)");
+    streams(out, s.path("streams"));
     JsonNode a = s.path("admin");
     row(
         out,
@@ -212,6 +213,41 @@ final class StatusCommand implements Callable<Integer> {
             + " evicted by hand");
     row(out, "errors", errs.length() == 0 ? "none" : errs.toString());
     return out.toString();
+  }
+
+  /** One line per stream: job, rank, owner, position in its order, hits and off-order opens. */
+  private static void streams(StringBuilder out, JsonNode streams) {
+    row(out, "streams", streams.size() == 0 ? "none" : streams.size() + " live");
+    for (JsonNode st : streams) {
+      long opens = st.path("opens").asLong();
+      String pred =
+          st.path("known").asBoolean()
+              ? st.path("prediction").asText()
+                  + (st.path("seed").isNull() ? "" : " " + st.path("seed").asLong())
+                  + ", epoch "
+                  + st.path("epoch").asLong()
+                  + ", at "
+                  + st.path("position").asLong()
+                  + " of "
+                  + st.path("length").asLong()
+                  + ", "
+                  + st.path("files_in_flight").asLong()
+                  + " in flight"
+              : "no prediction";
+      out.append(
+          String.format(
+              "  #%d %s rank %d/%d, pid %d%s: %s; %d opens, %s local, %d off-order%n",
+              st.path("id").asInt(),
+              st.path("job").asText(),
+              st.path("rank").asInt(),
+              st.path("world").asInt(),
+              st.path("owner_pid").asLong(),
+              st.path("adopted").asBoolean() ? "" : " (found by its window)",
+              pred,
+              opens,
+              opens == 0 ? "-" : String.format("%.1f%%", 100.0 * st.path("hits").asLong() / opens),
+              st.path("off_order_opens").asLong()));
+    }
   }
 
   private static void row(StringBuilder out, String k, String v) {

@@ -21,6 +21,8 @@ import org.hintfs.policy.Policies;
  * substitution on|off [max &lt;fraction&gt;]
  * policy &lt;name&gt;
  * trace on|off
+ * seed &lt;s&gt; [epoch &lt;e&gt;] [world &lt;w&gt; rank &lt;r&gt;] [sampler distributed|random] [drop_last]
+ * order &lt;sample&gt; ... / order+ &lt;sample&gt; ...   the writer's upcoming order / more of it
  * prefetch &lt;path&gt;                      fetch every file under path (admin; also: prefetch cancel)
  * evict &lt;path&gt;                         drop every file under path from the cache
  * pin &lt;path&gt; / unpin &lt;path&gt;            never evict (and fetch) / evict again as usual
@@ -35,6 +37,8 @@ public final class ControlParser {
 
   private final Catalog catalog;
   private final HintState state;
+  private final java.util.Map<Integer, ImageFolderView> views =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   public ControlParser(Catalog catalog, HintState state) {
     this.catalog = catalog;
@@ -47,7 +51,7 @@ public final class ControlParser {
    * @return the hint, or null for a blank or comment line
    * @throws InvalidHintException saying what is wrong
    */
-  public Hint parse(String line) {
+  public Hint parse(String line, ImageFolderView view) {
     if (line.length() > MAX_LINE) {
       throw new InvalidHintException("line longer than " + MAX_LINE + " bytes");
     }
@@ -62,14 +66,14 @@ public final class ControlParser {
         return dataset(f, l);
       case "loss":
       case "importance":
-        return scores(verb, f);
+        return scores(verb, f, view);
       case "epoch":
         need(f, 2, 2, "epoch <e>");
         return new Hint.Epoch(nonNegativeInt(f[1], "epoch"));
       case "similar":
-        return similar(f);
+        return similar(f, view);
       case "substitution":
-        return substitution(f);
+        return substitution(f, view);
       case "policy":
         need(f, 2, 2, "policy <name>");
         if (!Policies.names().contains(f[1])) {
@@ -84,16 +88,17 @@ public final class ControlParser {
         need(f, 2, 2, "trace on|off");
         return new Hint.Trace(onOff(f[1]));
       case "seed":
-        return seed(f);
+        return seed(f, view);
       case "order":
+      case "order+":
         if (f.length < 2) {
-          throw new InvalidHintException("usage: order <sample> ...");
+          throw new InvalidHintException("usage: " + verb + " <sample> ...");
         }
         int[] ids = new int[f.length - 1];
         for (int k = 1; k < f.length; k++) {
-          ids[k - 1] = sample(f[k]);
+          ids[k - 1] = sample(f[k], view);
         }
-        return new Hint.Order(ids);
+        return new Hint.Order(ids, verb.equals("order+"));
       case "prefetch":
       case "evict":
       case "pin":
@@ -103,7 +108,7 @@ public final class ControlParser {
         throw new InvalidHintException(
             "unknown hint '"
                 + f[0]
-                + "': expected dataset, loss, importance, epoch, seed, order, similar,"
+                + "': expected dataset, loss, importance, epoch, seed, order, order+, similar,"
                 + " substitution, policy, trace, prefetch, evict, pin or unpin");
     }
   }
@@ -163,13 +168,16 @@ public final class ControlParser {
       throw new InvalidHintException("dataset " + dir + ": no such directory in the mount");
     }
     try {
-      return new Hint.Dataset(dir, ImageFolderView.build(catalog, root), root);
+      // The catalog does not change while mounted: every rank declaring the same root shares one
+      // view, built once.
+      ImageFolderView v = views.computeIfAbsent(root, r -> ImageFolderView.build(catalog, r));
+      return new Hint.Dataset(dir, v, root);
     } catch (IllegalArgumentException e) {
       throw new InvalidHintException("dataset " + dir + ": " + e.getMessage());
     }
   }
 
-  private Hint scores(String verb, String[] f) {
+  private Hint scores(String verb, String[] f, ImageFolderView view) {
     if (f.length < 2) {
       throw new InvalidHintException("usage: " + verb + " <sample>=<value> ...");
     }
@@ -182,7 +190,7 @@ public final class ControlParser {
       if (eq <= 0 || eq == t.length() - 1) {
         throw new InvalidHintException("expected <sample>=<value>, got '" + t + "'");
       }
-      ids[k] = sample(t.substring(0, eq));
+      ids[k] = sample(t.substring(0, eq), view);
       try {
         vs[k] = Float.parseFloat(t.substring(eq + 1));
       } catch (NumberFormatException e) {
@@ -197,7 +205,7 @@ public final class ControlParser {
   }
 
   /** {@code seed <s> [epoch <e>] [world <w> rank <r>] [sampler distributed|random] [drop_last]}. */
-  private Hint seed(String[] f) {
+  private Hint seed(String[] f, ImageFolderView view) {
     String usage =
         "usage: seed <s> [epoch <e>] [world <w> rank <r>] [sampler distributed|random]"
             + " [drop_last] [persistent_workers]";
@@ -233,16 +241,21 @@ public final class ControlParser {
         default -> throw new InvalidHintException("unexpected '" + f[i] + "': " + usage);
       }
     }
-    if (world < 1 || rank >= world) {
+    if (world < 1) {
+      throw new InvalidHintException("world must be at least 1, not " + world);
+    }
+    if (rank >= world) {
       throw new InvalidHintException("rank " + rank + " is not in [0, world " + world + ")");
     }
     if (sampler.equals("random") && world != 1) {
       throw new InvalidHintException("sampler random has one rank; use sampler distributed");
     }
-    if (state.view() == null) {
+    if (view == null) {
       throw new InvalidHintException("seed needs the dataset first (a 'dataset <dir>' line)");
     }
-    return new Hint.Seed(seed, epoch, world, rank, sampler, dropLast, persistent);
+    return new Hint.Seed(
+        new org.hintfs.fs.stream.SamplerSpec(seed, world, rank, sampler, dropLast, persistent),
+        epoch);
   }
 
   private static String value(String[] f, int i, String usage) {
@@ -252,19 +265,19 @@ public final class ControlParser {
     return f[i];
   }
 
-  private Hint similar(String[] f) {
+  private Hint similar(String[] f, ImageFolderView view) {
     if (f.length < 3) {
       throw new InvalidHintException("usage: similar <sample> <neighbour> ...");
     }
-    int s = sample(f[1]);
+    int s = sample(f[1], view);
     int[] ns = new int[f.length - 2];
     for (int k = 2; k < f.length; k++) {
-      ns[k - 2] = sample(f[k]);
+      ns[k - 2] = sample(f[k], view);
     }
     return new Hint.Similar(s, ns);
   }
 
-  private Hint substitution(String[] f) {
+  private Hint substitution(String[] f, ImageFolderView view) {
     if (f.length != 2 && f.length != 4) {
       throw new InvalidHintException("usage: substitution on|off [max <fraction>]");
     }
@@ -283,7 +296,7 @@ public final class ControlParser {
         throw new InvalidHintException("max must be in [0, 1], not " + f[3]);
       }
     }
-    if (on && state.view() == null) {
+    if (on && view == null) {
       throw new InvalidHintException(
           "substitution needs the dataset first (a 'dataset <dir>' line): classes come from it");
     }
@@ -291,9 +304,8 @@ public final class ControlParser {
   }
 
   /** A sample: {@code #index} under the dataset, or a path to a file in the mount. */
-  int sample(String token) {
+  int sample(String token, ImageFolderView v) {
     if (token.startsWith("#")) {
-      ImageFolderView v = state.view();
       if (v == null) {
         throw new InvalidHintException(
             "'" + token + "': #index needs the dataset first (a 'dataset <dir>' line)");

@@ -24,23 +24,15 @@ public sealed interface Hint {
   record Policy(String name) implements Hint {}
 
   /**
-   * The sampler's seed: this rank's order follows from it.
+   * The sampler's seed: the writer's stream's order follows from it.
    *
-   * @param sampler "distributed" (DistributedSampler) or "random" (DataLoader shuffle with a
-   *     generator seeded so)
+   * @param spec the sampler (seed, world, rank, kind, drop_last, persistent workers)
+   * @param epoch the epoch whose order to predict
    */
-  record Seed(
-      long seed,
-      int epoch,
-      int world,
-      int rank,
-      String sampler,
-      boolean dropLast,
-      boolean persistentWorkers)
-      implements Hint {}
+  record Seed(org.hintfs.fs.stream.SamplerSpec spec, int epoch) implements Hint {}
 
-  /** An explicit upcoming order of catalog ids. */
-  record Order(int[] ids) implements Hint {}
+  /** An explicit upcoming order of catalog ids; {@code append} continues the last one. */
+  record Order(int[] ids, boolean append) implements Hint {}
 
   /** What an admin asks of the cache. */
   enum AdminVerb {

@@ -7,10 +7,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import org.hintfs.fs.stream.SamplerSpec;
+import org.hintfs.fs.stream.Stream;
+import org.hintfs.fs.stream.Streams;
 import org.hintfs.policy.ImageFolderView;
 import org.hintfs.policy.Importance;
 import org.hintfs.policy.PolicyContext;
@@ -19,16 +23,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the trainer's hints have told the mount, and the thread that applies them.
+ * What the trainers' hints have told the mount, and the thread that applies them.
  *
  * <p>Threads: lines are parsed and checked on the FUSE thread that received the write (so a bad
- * line can answer EINVAL), then queued; one applier thread applies them in order. Anything that
- * touches the policies' structures (scores, the substitution chooser) runs under the cache's lock,
- * passed in as {@code policyLock}, because the cache's read path uses them under that lock too.
+ * line can answer EINVAL), then queued with the stream they belong to; one applier thread applies
+ * them in order. Anything that touches the policies' structures (scores, the substitution chooser)
+ * runs under the cache's lock, passed in as {@code policyLock}, because the cache's read path uses
+ * them under that lock too.
  *
- * <p>Samples are catalog ids; {@code #index} maps to them through the declared dataset's {@link
- * ImageFolderView}. {@link #classOf} holds each catalog id's class under that dataset (-1 outside
- * it), filled in place so the policies' context keeps pointing at the same array.
+ * <p>Per stream (a rank of a job, {@link Stream}): the dataset root, seed or order, epoch and
+ * prediction. Per job: importance; the policies see, for every sample, the highest score any job
+ * gave it (a sample one job finds hard is worth keeping for the node). Per mount: substitution, the
+ * policy, the trace, and the default dataset (the last one declared, used by writers that declared
+ * none and for per-class counts).
+ *
+ * <p>Samples are catalog ids; {@code #index} maps to them through the writer's dataset's {@link
+ * ImageFolderView}. {@link #classOf} holds each catalog id's class under the datasets declared (-1
+ * outside them), filled in place so the policies' context keeps pointing at the same array.
  */
 public final class HintState {
   private static final Logger log = LoggerFactory.getLogger(HintState.class);
@@ -53,24 +64,26 @@ public final class HintState {
     /** Scores just applied, for the trace. */
     void recordScores(boolean losses, int[] ids, float[] values);
 
-    /** The predicted order changed: re-key the policy, restart the prefetcher. */
-    void orderChanged();
+    /** A stream's predicted order changed: re-key the policy, restart its prefetching. */
+    void orderChanged(Stream s);
 
     /** An admin's prefetch, evict, pin or unpin. */
     void admin(Hint.Admin a);
 
-    /** An epoch hint: per-epoch counters start again. */
+    /** An epoch hint for an epoch the mount is not in yet: per-epoch counters start again. */
     default void epochStarted(int epoch) {}
   }
 
+  /** A checked line and the stream it came from (null: a writer with no stream). */
+  private record Queued(Stream stream, Hint hint) {}
+
   private final int entries;
-  private final org.hintfs.fs.prefetch.PredictedOrder predicted =
-      new org.hintfs.fs.prefetch.PredictedOrder();
-  private volatile Hint.Seed seed;
+  private final Streams streams;
   private final Importance importance;
+  private final Map<String, Importance> jobImportance = new HashMap<>();
   private final int[] classOf;
   private final PolicyContext context;
-  private final BlockingQueue<Hint> queue = new LinkedBlockingQueue<>();
+  private final BlockingQueue<Queued> queue = new LinkedBlockingQueue<>();
   private final Deque<String> errors = new ArrayDeque<>();
   private final Map<Integer, int[]> neighbours = new HashMap<>();
   private final Thread applier;
@@ -82,19 +95,21 @@ public final class HintState {
   private volatile boolean substitution;
   private volatile double substitutionMax = 1.0;
   private volatile int epoch;
+  private volatile boolean epochSeen;
   private volatile AtomicLongArray perClass = new AtomicLongArray(0);
   public final LongAdder accepted = new LongAdder();
   public final LongAdder rejected = new LongAdder();
   public final LongAdder substitutions = new LongAdder();
-  private final Map<String, LongAdder> byVerb = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, LongAdder> byVerb = new ConcurrentHashMap<>();
 
-  /** State for a catalog of {@code entries} ids. */
-  public HintState(int entries) {
+  /** State for a catalog of {@code entries} ids, read by {@code streams}. */
+  public HintState(int entries, Streams streams) {
     this.entries = entries;
+    this.streams = streams;
     this.importance = new Importance(entries);
     this.classOf = new int[entries];
     Arrays.fill(classOf, -1);
-    this.context = new PolicyContext(entries, importance, predicted, classOf);
+    this.context = new PolicyContext(entries, importance, streams, classOf);
     this.applier = new Thread(this::applyLoop, "hint-applier");
     this.applier.setDaemon(true);
     this.applier.start();
@@ -105,14 +120,9 @@ public final class HintState {
     this.effects = e;
   }
 
-  /** This rank's predicted order (empty until a seed or order hint). */
-  public org.hintfs.fs.prefetch.PredictedOrder predicted() {
-    return predicted;
-  }
-
-  /** The seed hint in force, or null. */
-  public Hint.Seed seed() {
-    return seed;
+  /** The streams reading this mount. */
+  public Streams streams() {
+    return streams;
   }
 
   /** The context every policy of this mount is built with. */
@@ -120,8 +130,15 @@ public final class HintState {
     return context;
   }
 
+  /** The mount's default dataset view (the last declared), or null. */
   public ImageFolderView view() {
     return view;
+  }
+
+  /** The dataset view {@code #index} samples of a line from {@code writer} refer to, or null. */
+  public ImageFolderView viewFor(Stream writer) {
+    ImageFolderView v = writer == null ? null : writer.view();
+    return v != null ? v : view;
   }
 
   public String datasetDir() {
@@ -136,6 +153,7 @@ public final class HintState {
     return substitution;
   }
 
+  /** The mount's epoch: the last one a stream announced (each stream keeps its own too). */
   public int epoch() {
     return epoch;
   }
@@ -145,31 +163,39 @@ public final class HintState {
     return substitution ? chooser : null;
   }
 
-  /** The dataset index of a catalog id, or -1. */
+  /** The dataset index of a catalog id under the default dataset, or -1. */
   public int sampleOf(int id) {
     int[] m = sampleOfNode;
     return m == null || id < 0 || id >= m.length ? -1 : m[id];
   }
 
-  /** The class of a catalog id under the dataset, or -1. */
+  /** The class of a catalog id under the datasets declared, or -1. */
   public int classOf(int id) {
     return id >= 0 && id < entries ? classOf[id] : -1;
+  }
+
+  /** Jobs that sent scores, by name (for stats). */
+  public synchronized List<String> jobs() {
+    return jobImportance.keySet().stream().sorted().toList();
   }
 
   /**
    * Takes the effect of a parsed line that must be visible to the lines after it at once (the
    * dataset, which #index and substitution lines are checked against), then queues it.
    */
-  public void accept(Hint h, String verb) {
+  public void accept(Hint h, String verb, Stream writer) {
     if (h instanceof Hint.Dataset d) {
       setDataset(d);
+      if (writer != null) {
+        writer.setDataset(d.dir(), d.view());
+      }
     }
     if (h instanceof Hint.Substitution s) {
       substitutionMax = s.maxFraction();
     }
     accepted.increment();
     byVerb.computeIfAbsent(verb, k -> new LongAdder()).increment();
-    queue.add(h);
+    queue.add(new Queued(writer, h));
   }
 
   /** Records a rejected line for {@code /.hintfs/errors}. */
@@ -209,15 +235,17 @@ public final class HintState {
 
   private void setDataset(Hint.Dataset d) {
     ImageFolderView v = d.view();
+    datasetDir = d.dir();
+    if (v == view) {
+      return; // the same root again (every rank declares it)
+    }
     synchronized (classOf) {
-      Arrays.fill(classOf, -1);
       for (int i = 0; i < v.samples(); i++) {
         classOf[v.node(i)] = v.classOf(i);
       }
     }
     sampleOfNode = v.sampleOfNode(entries);
     perClass = new AtomicLongArray(v.classes() * 3);
-    datasetDir = d.dir();
     view = v;
   }
 
@@ -254,67 +282,88 @@ public final class HintState {
 
   private void applyLoop() {
     while (true) {
-      Hint h;
+      Queued q;
       try {
-        h = queue.poll(1, TimeUnit.SECONDS);
+        q = queue.poll(1, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         return;
       }
-      if (h == null) {
+      if (q == null) {
         continue;
       }
       applying = true;
       try {
-        apply(h);
+        apply(q.stream(), q.hint());
       } catch (RuntimeException e) {
-        log.warn("applying {} failed: {}", h.getClass().getSimpleName(), e.toString());
+        log.warn("applying {} failed: {}", q.hint().getClass().getSimpleName(), e.toString());
       } finally {
         applying = !queue.isEmpty();
       }
     }
   }
 
-  private void apply(Hint h) {
+  private void apply(Stream st, Hint h) {
+    if (st != null && st.ended()) {
+      return; // its writer is gone: nothing of it should steer the cache any more
+    }
     if (h instanceof Hint.Dataset) {
       effects.underPolicyLock(this::rebuildChooser);
     } else if (h instanceof Hint.Losses l) {
-      effects.underPolicyLock(() -> importance.recordBatch(l.samples(), l.losses()));
+      Importance job = jobImportance(st);
+      effects.underPolicyLock(
+          () -> {
+            job.recordBatch(l.samples(), l.losses());
+            combine(job, l.samples());
+          });
       effects.recordScores(true, l.samples(), l.losses());
     } else if (h instanceof Hint.Scores s) {
+      Importance job = jobImportance(st);
       effects.underPolicyLock(
           () -> {
             for (int k = 0; k < s.samples().length; k++) {
-              importance.set(s.samples()[k], s.scores()[k]);
+              job.set(s.samples()[k], s.scores()[k]);
             }
+            combine(job, s.samples());
           });
       effects.recordScores(false, s.samples(), s.scores());
     } else if (h instanceof Hint.Epoch e) {
-      effects.epochStarted(e.epoch());
-      effects.underPolicyLock(
-          () -> {
-            epoch = e.epoch();
-            if (chooser != null) {
-              chooser.newEpoch();
-            }
-          });
-      Hint.Seed sd = seed;
-      if (sd != null && sd.epoch() != e.epoch()) {
-        predict(
-            new Hint.Seed(
-                sd.seed(),
-                e.epoch(),
-                sd.world(),
-                sd.rank(),
-                sd.sampler(),
-                sd.dropLast(),
-                sd.persistentWorkers()));
+      if (st != null) {
+        st.setEpoch(e.epoch());
+        SamplerSpec sd = st.sampler();
+        if (sd != null) {
+          predict(st, sd, e.epoch());
+        }
+      }
+      if (e.epoch() != epoch || !epochSeen) {
+        // The first rank to announce an epoch starts it for the mount; the others' lines for the
+        // same epoch change only their own stream.
+        epochSeen = true;
+        effects.epochStarted(e.epoch());
+        effects.underPolicyLock(
+            () -> {
+              epoch = e.epoch();
+              if (chooser != null) {
+                chooser.newEpoch();
+              }
+            });
       }
     } else if (h instanceof Hint.Seed sd) {
-      predict(sd);
+      st.setEpoch(sd.epoch());
+      epoch = sd.epoch();
+      predict(st, sd.spec(), sd.epoch());
     } else if (h instanceof Hint.Order o) {
-      seed = null;
-      predicted.set(o.ids(), entries);
-      effects.orderChanged();
+      int[] ids = o.ids();
+      int[] before = st.order().order();
+      if (o.append() && before != null && st.explicitOrder()) {
+        ids = Arrays.copyOf(before, before.length + o.ids().length);
+        System.arraycopy(o.ids(), 0, ids, before.length, o.ids().length);
+        int pos = st.order().position();
+        st.predict(null, ids, entries);
+        st.order().moveTo(pos);
+      } else {
+        st.predict(null, ids, entries);
+      }
+      effects.orderChanged(st);
     } else if (h instanceof Hint.Similar s) {
       effects.underPolicyLock(
           () -> {
@@ -343,24 +392,86 @@ public final class HintState {
     }
   }
 
-  /** Replays the sampler for the seed's epoch and makes it this rank's predicted order. */
-  private void predict(Hint.Seed sd) {
-    ImageFolderView v = view;
+  /** The importance of the writer's job ("" for a writer with no stream). */
+  private synchronized Importance jobImportance(Stream st) {
+    String job = st == null ? "" : st.job(streams.tree());
+    if (jobImportance.isEmpty()) {
+      // One job writes straight into the policies' scores: a lone job costs nothing extra.
+      jobImportance.put(job, importance);
+      return importance;
+    }
+    Importance imp = jobImportance.get(job);
+    if (imp != null) {
+      return imp;
+    }
+    for (Map.Entry<String, Importance> e : jobImportance.entrySet()) {
+      if (e.getValue() == importance) {
+        // A second job: the first one's scores move to an array of its own.
+        Importance own = new Importance(entries);
+        for (int s = 0; s < entries; s++) {
+          if (importance.known(s)) {
+            own.set(s, importance.score(s));
+          }
+        }
+        e.setValue(own);
+      }
+    }
+    imp = new Importance(entries);
+    jobImportance.put(job, imp);
+    return imp;
+  }
+
+  /** The policies' score of each sample is the highest any job gave it. Under the policy lock. */
+  private void combine(Importance changed, int[] samples) {
+    if (changed == importance) {
+      return;
+    }
+    synchronized (this) {
+      for (int s : samples) {
+        float best = Float.NaN;
+        for (Importance job : jobImportance.values()) {
+          if (job.known(s) && !(job.score(s) <= best)) {
+            best = job.score(s);
+          }
+        }
+        if (!Float.isNaN(best)) {
+          importance.set(s, best);
+        }
+      }
+    }
+  }
+
+  /** Replays the sampler for {@code epoch} and makes it the stream's predicted order. */
+  private void predict(Stream st, SamplerSpec sd, int epoch) {
+    ImageFolderView v = viewFor(st);
+    st.predict(sd, replay(v, sd, epoch, Integer.MAX_VALUE), entries);
+    // What set_epoch(epoch + 1) will read first: the prefetcher carries on into it.
+    st.order().setNextHead(replay(v, sd, epoch + 1, nextHeadLength));
+    effects.orderChanged(st);
+  }
+
+  /** The catalog ids the sampler yields in {@code epoch}, the first {@code limit} of them. */
+  private static int[] replay(ImageFolderView v, SamplerSpec sd, int epoch, int limit) {
     int n = v.samples();
     int[] samples =
         sd.sampler().equals("random")
             ? org.hintfs.policy.sampler.TorchSamplers.dataLoaderShuffle(
-                n, sd.seed(), sd.epoch() + 1, sd.persistentWorkers())[sd.epoch()]
+                n, sd.seed(), epoch + 1, sd.persistentWorkers())[epoch]
             : org.hintfs.policy.sampler.TorchSamplers.distributed(
-                n, sd.world(), sd.rank(), true, sd.seed(), sd.epoch(), sd.dropLast());
-    int[] ids = new int[samples.length];
-    for (int i = 0; i < samples.length; i++) {
+                n, sd.world(), sd.rank(), true, sd.seed(), epoch, sd.dropLast());
+    int[] ids = new int[Math.min(limit, samples.length)];
+    for (int i = 0; i < ids.length; i++) {
       ids[i] = v.node(samples[i]);
     }
-    seed = sd;
-    epoch = sd.epoch();
-    predicted.set(ids, entries);
-    effects.orderChanged();
+    return ids;
+  }
+
+  /** How much of the next epoch is predicted ahead: the prefetch window (set by the mount). */
+  private volatile int nextHeadLength = 256;
+
+  /** Sets how much of the next epoch's order is predicted ahead (the prefetch window). */
+  public void setNextHeadLength(int n) {
+    nextHeadLength = Math.max(0, n);
   }
 
   /** A chooser over the current classes, seeded with what is cached now. Under the policy lock. */

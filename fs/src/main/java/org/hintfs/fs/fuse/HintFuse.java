@@ -142,7 +142,7 @@ public final class HintFuse extends FuseStubFS {
       if (forWrite && !callerMayWrite()) {
         throw new java.nio.file.AccessDeniedException(path, null, "only its owner writes control");
       }
-      long fh = fs.open(path, forWrite);
+      long fh = fs.open(path, forWrite, getContext().pid.get());
       fi.fh.set(fh);
       if (fs.isDirectIo(fh)) {
         FileInfoFlags.setDirectIo(fi);
@@ -168,7 +168,7 @@ public final class HintFuse extends FuseStubFS {
   @Override
   public int release(String path, FuseFileInfo fi) {
     try {
-      fs.release(fi.fh.get());
+      fs.release(fi.fh.get(), getContext().pid.get());
       return 0;
     } catch (Throwable t) {
       return fail("release", path, t);
@@ -267,7 +267,7 @@ public final class HintFuse extends FuseStubFS {
     try {
       byte[] data = new byte[(int) size];
       buf.get(0, data, 0, data.length);
-      return fs.write(fi.fh.get(), data);
+      return fs.write(fi.fh.get(), data, getContext().pid.get());
     } catch (Throwable t) {
       return fail("write", path, t);
     }

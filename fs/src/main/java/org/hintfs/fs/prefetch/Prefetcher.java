@@ -8,58 +8,59 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntConsumer;
 import java.util.function.IntPredicate;
 import java.util.function.IntToLongFunction;
+import java.util.function.Supplier;
+import org.hintfs.fs.stream.PredictedOrder;
+import org.hintfs.fs.stream.Stream;
+import org.hintfs.fs.stream.Streams;
 
 /**
- * Keeps the files the reader will open next already local.
+ * Keeps the files each stream's reader will open next already local.
  *
- * <p>Following the reader: every open of a dataset sample is looked up in the {@link
- * PredictedOrder} a little behind and ahead of the current position (DataLoader workers open a few
- * files out of order). Found, the position moves past it; not found, the open is counted as
- * off-order, and after {@link #STALE_AFTER} off-order opens in a row the prediction is dropped: a
- * wrong or stale hint degrades to no prefetching, never to wrong bytes or a stuck mount.
+ * <p>Following a reader: every open attributed to a stream is looked up in that stream's predicted
+ * order a little behind and ahead of its position (DataLoader workers open a few files out of
+ * order). Found, the position moves past it; not found, it is counted as off-order, and when fewer
+ * than half of the stream's last {@link Stream#JUDGE_OVER} opens were expected, that stream's
+ * prediction is dropped: a wrong or stale hint degrades to no prefetching for that stream, never to
+ * wrong bytes, a stuck mount or a loss for the other streams.
  *
- * <p>Window: after each open, the ids from the position onwards that are not cached or already
- * being fetched are fetched, until {@code window} files or {@code windowBytes} bytes are in flight
- * or ahead. Fetches run on their own threads and go through the cache (singleflight, admission by
- * policy).
+ * <p>Window and budget: each stream may have up to {@code window} files ahead of its position
+ * fetched or in flight; all streams share {@code windowBytes} of fetches in flight and the fetch
+ * threads. When the budget has room, the next fetch goes to the stream whose next unfetched file is
+ * soonest in time (its distance from the reader at that stream's pace): the reader closest to the
+ * end of what is local is served first. Scheduling runs on every attributed open and whenever a
+ * fetch completes. Near the end of an epoch the window runs on into the next epoch's head, when the
+ * stream's seed makes it known.
+ *
+ * <p>A stream that ends (its owner exited) has its queued fetches skipped.
  */
 public final class Prefetcher implements AutoCloseable {
-  /** The least distance behind the position at which an open still counts as expected. */
-  static final int MIN_BEHIND = 64;
-
-  /** The opens over which the prediction is judged. */
-  public static final int JUDGE_OVER = 128;
-
-  private final PredictedOrder order;
+  private final Supplier<Stream[]> streams;
   private final int window;
   private final long windowBytes;
   private final IntPredicate isCached;
   private final IntToLongFunction sizeOf;
   private final IntConsumer fetch;
   private final ExecutorService pool;
-  private final ConcurrentHashMap<Integer, Boolean> inFlight = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Integer, Stream> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong bytesInFlight = new AtomicLong();
-  private final boolean[] recent = new boolean[JUDGE_OVER];
-  private int recentCount;
-  private int recentExpected;
-  private int recentNext;
-  private int scheduledUpTo;
   public final LongAdder prefetched = new LongAdder();
   public final LongAdder offOrder = new LongAdder();
   public final LongAdder staleDrops = new LongAdder();
+  public final LongAdder cancelled = new LongAdder();
 
   /**
+   * @param streams the live streams, oldest first
    * @param fetch fetches one id through the cache (blocking)
    */
   public Prefetcher(
-      PredictedOrder order,
+      Supplier<Stream[]> streams,
       int window,
       long windowBytes,
       int threads,
       IntPredicate isCached,
       IntToLongFunction sizeOf,
       IntConsumer fetch) {
-    this.order = order;
+    this.streams = streams;
     this.window = window;
     this.windowBytes = windowBytes;
     this.isCached = isCached;
@@ -67,7 +68,7 @@ public final class Prefetcher implements AutoCloseable {
     this.fetch = fetch;
     this.pool =
         Executors.newFixedThreadPool(
-            threads,
+            Math.max(1, threads),
             r -> {
               Thread t = new Thread(r, "prefetch");
               t.setDaemon(true);
@@ -75,83 +76,131 @@ public final class Prefetcher implements AutoCloseable {
             });
   }
 
-  /** The order changed: start scheduling from its beginning and judge it afresh. */
-  public synchronized void reset() {
-    recentCount = 0;
-    recentExpected = 0;
-    recentNext = 0;
-    scheduledUpTo = 0;
+  /** A stream's order changed: schedule it from its beginning and judge it afresh. */
+  public synchronized void reset(Stream s) {
+    s.resetJudging();
     schedule();
   }
 
-  /** A dataset sample was opened. */
-  public synchronized void opened(int id) {
-    int[] o = order.order();
+  /**
+   * An open of a dataset sample attributed to stream {@code s}: moves its reader past it (or counts
+   * it off-order) and judges the prediction. Call before the cache records the access, then {@link
+   * #scheduleAhead}.
+   *
+   * @return true if the stream's time map was re-drawn: the cache must re-key its next uses
+   */
+  public synchronized boolean follow(Stream s, int id) {
+    int[] o = s.order().order();
     if (o == null) {
-      return;
+      return false;
     }
-    int pos = order.position();
+    int pos = s.order().position();
     if (pos >= o.length) {
       // The reader went past the end: this epoch's order is spent, and opens from here on belong
       // to the next one, whose hint may still be on its way. They say nothing about this order.
-      return;
+      return false;
     }
-    int p = order.positionOf(id);
-    // A slow worker can lag as many batches behind as a fast one runs ahead: one window back.
-    boolean expected = p >= 0 && p >= pos - Math.max(MIN_BEHIND, window) && p < pos + 4 * window;
+    boolean expected = s.expects(id, window, Streams.MIN_BEHIND);
     if (expected) {
+      int p = s.order().positionOf(id);
+      s.order().markRead(p);
       if (p >= pos) {
-        order.moveTo(p + 1);
+        s.order().moveTo(p + 1);
       }
     } else {
       offOrder.increment();
+      s.offOrder.increment();
     }
-    if (recentCount == JUDGE_OVER) {
-      recentExpected -= recent[recentNext] ? 1 : 0;
-    } else {
-      recentCount++;
-    }
-    recent[recentNext] = expected;
-    recentExpected += expected ? 1 : 0;
-    recentNext = (recentNext + 1) % JUDGE_OVER;
-    if (recentCount == JUDGE_OVER && recentExpected * 2 < JUDGE_OVER) {
+    if (s.judge(expected)) {
       staleDrops.increment();
-      order.clear();
-      return;
+      s.staleDrops.increment();
+      s.order().clear();
+      return false;
     }
+    return s.order().reanchorIfDrifted(s.pace());
+  }
+
+  /** Fetches what the streams' windows now lack (after an open). */
+  public synchronized void scheduleAhead() {
     schedule();
   }
 
-  private void schedule() {
-    int[] o = order.order();
-    if (o == null) {
-      return;
-    }
-    int i = Math.max(order.position(), scheduledUpTo);
-    int limit = Math.min(o.length, order.position() + window);
-    while (i < limit && bytesInFlight.get() < windowBytes) {
-      int id = o[i++];
-      if (isCached.test(id) || inFlight.putIfAbsent(id, Boolean.TRUE) != null) {
-        continue;
-      }
-      long size = sizeOf.applyAsLong(id);
-      bytesInFlight.addAndGet(size);
-      prefetched.increment();
-      pool.execute(
-          () -> {
-            try {
-              fetch.accept(id);
-            } finally {
-              bytesInFlight.addAndGet(-size);
-              inFlight.remove(id);
-            }
-          });
-    }
-    scheduledUpTo = i;
+  /** {@link #follow}, then {@link #scheduleAhead}. */
+  public void opened(Stream s, int id) {
+    follow(s, id);
+    scheduleAhead();
   }
 
+  /** Schedules fetches while the byte budget has room, soonest-needed stream first. */
+  private void schedule() {
+    Stream[] ss = streams.get();
+    while (bytesInFlight.get() < windowBytes) {
+      Stream best = null;
+      double bestLead = Double.MAX_VALUE;
+      for (Stream s : ss) {
+        int[] o = s.order().order();
+        if (o == null || s.ended()) {
+          continue;
+        }
+        PredictedOrder po = s.order();
+        int pos = po.position();
+        int i = Math.max(pos, s.scheduledUpTo);
+        int limit = Math.min(po.extent(), pos + window);
+        while (i < limit && (isCached.test(po.at(i)) || inFlight.containsKey(po.at(i)))) {
+          i++;
+        }
+        s.scheduledUpTo = i;
+        if (i < limit) {
+          double lead = (i - pos) * s.order().nsPerOpen();
+          if (lead < bestLead) {
+            bestLead = lead;
+            best = s;
+          }
+        }
+      }
+      if (best == null) {
+        return;
+      }
+      int id = best.order().at(best.scheduledUpTo++);
+      submit(best, id);
+    }
+  }
+
+  private void submit(Stream s, int id) {
+    long size = sizeOf.applyAsLong(id);
+    inFlight.put(id, s);
+    bytesInFlight.addAndGet(size);
+    prefetched.increment();
+    s.prefetched.increment();
+    pool.execute(
+        () -> {
+          try {
+            if (s.ended()) {
+              cancelled.increment();
+            } else {
+              fetch.accept(id);
+            }
+          } finally {
+            bytesInFlight.addAndGet(-size);
+            inFlight.remove(id);
+            scheduleAhead();
+          }
+        });
+  }
+
+  /** True while a prefetch of {@code id} runs. */
+  public boolean isInFlight(int id) {
+    return inFlight.containsKey(id);
+  }
+
+  /** Files being prefetched now. */
   public int filesInFlight() {
     return inFlight.size();
+  }
+
+  /** Files being prefetched now for stream {@code s}. */
+  public long filesInFlight(Stream s) {
+    return inFlight.values().stream().filter(x -> x == s).count();
   }
 
   public long bytesInFlight() {

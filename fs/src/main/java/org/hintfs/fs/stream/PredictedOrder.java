@@ -1,0 +1,193 @@
+package org.hintfs.fs.stream;
+
+import java.util.Arrays;
+import org.hintfs.policy.NextUse;
+
+/**
+ * The order one stream will read catalog ids in this epoch, and where its reader is in it.
+ *
+ * <p>Positions and time: the mount compares next uses across streams in one unit, nanoseconds of
+ * estimated time. When an order is set, position {@code p} is mapped to {@code anchor + p *
+ * nsPerOpen}, with the stream's measured pace; the map stays fixed for that order, so within one
+ * stream time keeps exactly the order of positions (one stream alone gets Belady's MIN on
+ * positions, as before streams). A reader that drifts from its map (a rank that speeds up once its
+ * files are local, or stalls) gets a new one, from where it is at its measured pace ({@link
+ * #reanchorIfDrifted}), and the cache re-keys: otherwise a fast rank's files would look needed
+ * later than they are and lose their place to a slow rank's.
+ *
+ * <p>The next epoch's head: for a seed hint, the first window of the following epoch's order (what
+ * {@code set_epoch(e + 1)} will read) is known too. Its positions continue after this order's end,
+ * so the prefetcher fills the window across the epoch boundary and the reader starts the next epoch
+ * on local files; the next epoch's own hint then replaces the whole order.
+ *
+ * <p>A sample read twice in one epoch (DistributedSampler's padding) keeps its first position; that
+ * is what the reader meets first.
+ */
+public final class PredictedOrder {
+  /** The pace assumed before a stream's own is measured: 1 ms per open. */
+  static final double DEFAULT_NS_PER_OPEN = 1e6;
+
+  private volatile int[] order = null;
+  private volatile int[] positionOf = new int[0];
+  private volatile int position;
+  private volatile long anchorNs;
+  private volatile int anchorPosition;
+  private volatile double nsPerOpen = DEFAULT_NS_PER_OPEN;
+  private volatile int[] nextHead;
+  private volatile java.util.concurrent.atomic.AtomicLongArray read =
+      new java.util.concurrent.atomic.AtomicLongArray(0);
+  private volatile int behind = 64;
+  private volatile java.util.Map<Integer, Integer> nextHeadPosition = java.util.Map.of();
+
+  /** Replaces the order; the reader starts at its beginning now, at {@code nsPerOpen}. */
+  public synchronized void set(int[] ids, int entries, double nsPerOpen) {
+    int[] pos = new int[entries];
+    Arrays.fill(pos, -1);
+    for (int i = ids.length - 1; i >= 0; i--) {
+      pos[ids[i]] = i;
+    }
+    positionOf = pos;
+    position = 0;
+    anchorPosition = 0;
+    anchorNs = Streams.nowNs();
+    this.nsPerOpen = nsPerOpen > 0 ? nsPerOpen : DEFAULT_NS_PER_OPEN;
+    nextHead = null;
+    nextHeadPosition = java.util.Map.of();
+    read = new java.util.concurrent.atomic.AtomicLongArray((ids.length + 63) / 64);
+    order = ids;
+  }
+
+  /**
+   * Sets how far behind the position a file may still be unread: DataLoader workers deliver batches
+   * a little out of order, so the reader's position (the furthest open) runs ahead of a slower
+   * worker's files. Those keep their next use until they are read.
+   */
+  public void setBehind(int positions) {
+    behind = Math.max(0, positions);
+  }
+
+  /** Marks position {@code p} read. */
+  public void markRead(int p) {
+    java.util.concurrent.atomic.AtomicLongArray r = read;
+    if (p >= 0 && p / 64 < r.length()) {
+      r.getAndAccumulate(p / 64, 1L << (p % 64), (a, b) -> a | b);
+    }
+  }
+
+  private boolean isRead(int p) {
+    java.util.concurrent.atomic.AtomicLongArray r = read;
+    return p / 64 < r.length() && (r.get(p / 64) & (1L << (p % 64))) != 0;
+  }
+
+  /** The first reads of the epoch after this one (null: unknown). */
+  public synchronized void setNextHead(int[] head) {
+    java.util.Map<Integer, Integer> m = new java.util.HashMap<>();
+    for (int i = head.length - 1; i >= 0; i--) {
+      m.put(head[i], i);
+    }
+    nextHeadPosition = m;
+    nextHead = head;
+  }
+
+  /** Positions known: this order, then the next epoch's head. */
+  public int extent() {
+    int[] o = order;
+    int[] h = nextHead;
+    return o == null ? 0 : o.length + (h == null ? 0 : h.length);
+  }
+
+  /** The id at position {@code i} (below {@link #extent}), past the end from the next head. */
+  public int at(int i) {
+    int[] o = order;
+    return i < o.length ? o[i] : nextHead[i - o.length];
+  }
+
+  /** Replaces the order, at the default pace. */
+  public void set(int[] ids, int entries) {
+    set(ids, entries, DEFAULT_NS_PER_OPEN);
+  }
+
+  /** Forgets the order (a wrong hint): prefetching and clairvoyance stop. */
+  public synchronized void clear() {
+    order = null;
+    nextHead = null;
+    nextHeadPosition = java.util.Map.of();
+    position = 0;
+  }
+
+  /** The order, or null. */
+  public int[] order() {
+    return order;
+  }
+
+  /** True while an order is known. */
+  public boolean known() {
+    return order != null;
+  }
+
+  /** Where the reader is: the index of the next expected read. */
+  public int position() {
+    return position;
+  }
+
+  /** Moves the reader to position {@code p}. */
+  public void moveTo(int p) {
+    position = p;
+  }
+
+  /** The position of an id in the order, or -1. */
+  public int positionOf(int id) {
+    int[] p = positionOf;
+    return id >= 0 && id < p.length ? p[id] : -1;
+  }
+
+  /** The pace this order's time map uses. */
+  public double nsPerOpen() {
+    return nsPerOpen;
+  }
+
+  /** Estimated time (ns, {@link Streams#nowNs} clock) of the next read of {@code id}, or NEVER. */
+  public long nextUse(int id) {
+    int[] o = order;
+    if (o == null) {
+      return NextUse.NEVER;
+    }
+    int p = positionOf(id);
+    if (p < position && p >= position - behind && p >= 0 && !isRead(p)) {
+      return timeAt(position); // a slower worker's file, just behind the furthest open: now
+    }
+    if (p < position) {
+      Integer k = nextHeadPosition.get(id);
+      p = k == null ? -1 : o.length + k;
+    }
+    return p >= 0 ? timeAt(p) : NextUse.NEVER;
+  }
+
+  /** The estimated time of position {@code p} by the current map. */
+  public long timeAt(int p) {
+    return anchorNs + (long) ((p - anchorPosition) * nsPerOpen);
+  }
+
+  /**
+   * Re-draws the time map when the reader drifted from it: the reader at its position now, at
+   * {@code pace}. Keys computed with the old map are stale after this: the caller re-keys.
+   *
+   * @return true if the map was re-drawn (the reader was off by more than a quarter of the time
+   *     since the last anchor, and at least 50 ms, and the last anchor is at least 1 s old)
+   */
+  public synchronized boolean reanchorIfDrifted(double pace) {
+    long now = Streams.nowNs();
+    long since = now - anchorNs;
+    if (order == null || since < 1_000_000_000L) {
+      return false;
+    }
+    long drift = Math.abs(now - timeAt(position));
+    if (drift < Math.max(50_000_000L, since / 4)) {
+      return false;
+    }
+    anchorPosition = position;
+    anchorNs = now;
+    nsPerOpen = pace > 0 ? pace : nsPerOpen;
+    return true;
+  }
+}

@@ -1,0 +1,40 @@
+package org.hintfs.fs.stream;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Parent pids and liveness from {@code /proc}: how an open is traced back to its stream. */
+public interface ProcessTree {
+  /** The parent of {@code pid}, or 0 if it is gone (or unknown). */
+  long parent(long pid);
+
+  /** True while {@code pid} runs. */
+  boolean alive(long pid);
+
+  /** This machine's processes, read from {@code /proc/PID/stat}. */
+  ProcessTree PROC =
+      new ProcessTree() {
+        @Override
+        public long parent(long pid) {
+          try {
+            String stat =
+                new String(
+                    Files.readAllBytes(Path.of("/proc/" + pid + "/stat")), StandardCharsets.UTF_8);
+            // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so look after
+            // the last ')'.
+            int close = stat.lastIndexOf(')');
+            String[] f = stat.substring(close + 2).split(" ", 3);
+            return Long.parseLong(f[1]);
+          } catch (IOException | RuntimeException e) {
+            return 0;
+          }
+        }
+
+        @Override
+        public boolean alive(long pid) {
+          return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        }
+      };
+}

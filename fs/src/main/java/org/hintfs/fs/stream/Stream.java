@@ -1,0 +1,268 @@
+package org.hintfs.fs.stream;
+
+import java.util.concurrent.atomic.LongAdder;
+import org.hintfs.policy.ImageFolderView;
+
+/**
+ * One reader of the mount: a rank of a training job, with its DataLoader workers.
+ *
+ * <p>What a stream knows: the ImageFolder root its {@code #index} samples refer to, the sampler
+ * (seed hint) or explicit order it follows, its epoch, its predicted order and the reader's
+ * position in it. Importance is not here: it belongs to the job ({@link #job()}), shared by its
+ * ranks.
+ *
+ * <p>Owner: the process that wrote the stream's first hint line. Opens by the owner or any of its
+ * descendants (its DataLoader workers) belong to the stream. A stream is "adopted" once such an
+ * open was seen: it then ends when its owner exits. A stream whose hints came from a short-lived
+ * writer (a shell's {@code echo}) is never adopted; its opens are found by its predicted window,
+ * and it ends after {@link Streams#IDLE_NS} without an open.
+ *
+ * <p>Concurrency: the prediction fields are volatile and written by the hint applier; the judging
+ * window and {@link #scheduledUpTo} are guarded by the prefetcher's lock.
+ */
+public final class Stream {
+  /** The opens over which the prediction is judged. */
+  public static final int JUDGE_OVER = 128;
+
+  private final int id;
+  private final String explicitJob;
+  private volatile long owner;
+  private volatile int rank;
+  private volatile int world = 1;
+  private volatile String datasetDir;
+  private volatile ImageFolderView view;
+  private volatile SamplerSpec sampler;
+  private volatile boolean explicitOrder;
+  private volatile int epoch;
+  private volatile boolean adopted;
+  private volatile boolean ended;
+  private volatile long lastActiveNs = Streams.nowNs();
+  private final PredictedOrder order = new PredictedOrder();
+
+  // Pace: an exponentially weighted mean of the time between opens, per open.
+  private long lastOpenNs;
+  private double nsPerOpen;
+
+  // Judging (under the prefetcher's lock).
+  private final boolean[] recent = new boolean[JUDGE_OVER];
+  private int recentCount;
+  private int recentExpected;
+  private int recentNext;
+
+  /** Next position the prefetcher has not looked at yet (under the prefetcher's lock). */
+  public int scheduledUpTo;
+
+  public final LongAdder opens = new LongAdder();
+  public final LongAdder hits = new LongAdder();
+  public final LongAdder offOrder = new LongAdder();
+
+  /** Misses on a file whose prefetch was under way: the window was too short for the reader. */
+  public final LongAdder lateMisses = new LongAdder();
+
+  public final LongAdder prefetched = new LongAdder();
+  public final LongAdder staleDrops = new LongAdder();
+
+  Stream(int id, long owner, String explicitJob, int rank) {
+    this.id = id;
+    this.owner = owner;
+    this.explicitJob = explicitJob;
+    this.rank = rank;
+  }
+
+  /** A small number, unique in this mount, for stats. */
+  public int id() {
+    return id;
+  }
+
+  /** The pid that owns the stream. */
+  public long owner() {
+    return owner;
+  }
+
+  void setOwner(long pid) {
+    owner = pid;
+  }
+
+  /**
+   * The job whose importance this stream's losses feed: the name given by {@code job <name>}; else,
+   * for a DDP rank (world > 1), the launcher that started the ranks ({@code ppid:N}: torchrun and
+   * {@code mp.spawn} start all ranks of a job from one parent); else the owner ({@code pid:N}).
+   */
+  public String job(ProcessTree tree) {
+    if (explicitJob != null) {
+      return explicitJob;
+    }
+    if (world <= 1) {
+      return "pid:" + owner;
+    }
+    long launcher = this.launcher;
+    if (launcher <= 0) {
+      // Kept once found: after the owner exits, /proc no longer knows its parent.
+      launcher = tree.parent(owner);
+      this.launcher = launcher;
+    }
+    return "ppid:" + launcher;
+  }
+
+  private volatile long launcher;
+
+  /** The name given by {@code job <name>}, or null. */
+  public String explicitJob() {
+    return explicitJob;
+  }
+
+  public int rank() {
+    return rank;
+  }
+
+  public int world() {
+    return world;
+  }
+
+  /** The stream's ImageFolder root, or null if it declared none (the mount's applies). */
+  public String datasetDir() {
+    return datasetDir;
+  }
+
+  /** The stream's dataset view, or null. */
+  public ImageFolderView view() {
+    return view;
+  }
+
+  /** Sets the ImageFolder root of this stream's {@code #index} samples. */
+  public void setDataset(String dir, ImageFolderView v) {
+    datasetDir = dir;
+    view = v;
+  }
+
+  /** The seed hint in force, or null. */
+  public SamplerSpec sampler() {
+    return sampler;
+  }
+
+  /** True if the prediction came from an {@code order} hint. */
+  public boolean explicitOrder() {
+    return explicitOrder;
+  }
+
+  public int epoch() {
+    return epoch;
+  }
+
+  public void setEpoch(int e) {
+    epoch = e;
+  }
+
+  /** The predicted order and the reader's position. */
+  public PredictedOrder order() {
+    return order;
+  }
+
+  /** Predicts {@code ids} for a seed hint (null spec: an explicit order) at the stream's pace. */
+  public void predict(SamplerSpec spec, int[] ids, int entries) {
+    sampler = spec;
+    explicitOrder = spec == null;
+    if (spec != null) {
+      world = spec.world();
+      rank = spec.rank();
+    }
+    order.set(ids, entries, pace());
+  }
+
+  /** How far behind its position the stream's reader may still open files (see expects). */
+  public void setBehind(int window, int minBehind) {
+    order.setBehind(Math.max(minBehind, window));
+  }
+
+  /** The measured time between this stream's opens, or the default before any. */
+  public synchronized double pace() {
+    return nsPerOpen > 0 ? nsPerOpen : PredictedOrder.DEFAULT_NS_PER_OPEN;
+  }
+
+  /** Counts an open of a dataset sample attributed to this stream. */
+  public void opened(boolean hit, boolean byAncestry) {
+    long now = Streams.nowNs();
+    opens.increment();
+    if (hit) {
+      hits.increment();
+    }
+    if (byAncestry) {
+      adopted = true;
+    }
+    lastActiveNs = now;
+    synchronized (this) {
+      if (lastOpenNs != 0) {
+        // Gaps over a second are pauses (evaluation, checkpoints), not the pace of reading.
+        double gap = Math.min(now - lastOpenNs, 1e9);
+        nsPerOpen = nsPerOpen == 0 ? gap : 0.98 * nsPerOpen + 0.02 * gap;
+      }
+      lastOpenNs = now;
+    }
+  }
+
+  /** Notes a hint from the stream's writer. */
+  public void touched() {
+    lastActiveNs = Streams.nowNs();
+  }
+
+  public long lastActiveNs() {
+    return lastActiveNs;
+  }
+
+  /** True once an open by the owner or a descendant was seen. */
+  public boolean adopted() {
+    return adopted;
+  }
+
+  public boolean ended() {
+    return ended;
+  }
+
+  void end() {
+    ended = true;
+    order.clear();
+  }
+
+  /** Restarts judging (a new order). Under the prefetcher's lock. */
+  public void resetJudging() {
+    recentCount = 0;
+    recentExpected = 0;
+    recentNext = 0;
+    scheduledUpTo = 0;
+  }
+
+  /**
+   * Records whether an open was where the prediction expected it. Under the prefetcher's lock.
+   *
+   * @return true if fewer than half of the last {@link #JUDGE_OVER} opens were expected: the
+   *     prediction is wrong and must be dropped
+   */
+  public boolean judge(boolean expected) {
+    if (recentCount == JUDGE_OVER) {
+      recentExpected -= recent[recentNext] ? 1 : 0;
+    } else {
+      recentCount++;
+    }
+    recent[recentNext] = expected;
+    recentExpected += expected ? 1 : 0;
+    recentNext = (recentNext + 1) % JUDGE_OVER;
+    return recentCount == JUDGE_OVER && recentExpected * 2 < JUDGE_OVER;
+  }
+
+  /**
+   * True if an open of {@code id} is where this stream's reader is expected: at most one window (at
+   * least {@code minBehind}) behind its position, up to four windows ahead (DataLoader workers run
+   * a few batches apart).
+   */
+  public boolean expects(int id, int window, int minBehind) {
+    if (!order.known()) {
+      return false;
+    }
+    int p = order.positionOf(id);
+    int pos = order.position();
+    // Following does not depend on prefetching: with no window (--prefetch-window 0) the reader
+    // is still followed, at least minBehind either way, so clairvoyance keeps its positions.
+    int reach = Math.max(minBehind, window);
+    return p >= 0 && p >= pos - reach && p < pos + 4 * reach;
+  }
+}

@@ -1,0 +1,290 @@
+package org.hintfs.fs.stream;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import org.hintfs.policy.NextUse;
+
+/**
+ * Every stream of the mount: which stream a hint line or an open belongs to, when a stream ends,
+ * and the next use of a sample over all of them.
+ *
+ * <p>Attribution: a hint line belongs to the stream its writer owns, or the one its nearest owning
+ * ancestor owns, or (with {@code job <name> [rank <r>]} in front of the line) to the stream of that
+ * name; a writer with none gets a new stream. An open belongs to the stream owned by the opening
+ * process or its nearest owning ancestor (DataLoader workers are children of their rank; FUSE gives
+ * the opener's pid, {@code /proc/PID/stat} its parent); failing that, to the stream whose predicted
+ * window holds the sample; else to none. Ancestry answers are cached per pid (cleared whenever a
+ * stream starts or ends, and every {@link #PID_CACHE_NS}, so a reused pid is not trusted for long).
+ *
+ * <p>Next use ({@link NextUse}, for the clairvoyant policy): the soonest estimated time over all
+ * streams with a prediction; each stream maps its positions to time by its own pace.
+ *
+ * <p>Lifecycle: a stream ends when its owner exits, if the owner (or a descendant) ever read
+ * through it; a stream written by a short-lived process (a shell's {@code echo}) lives on, found by
+ * its window, until {@link #IDLE_NS} pass without an open or a hint. Ending drops the prediction
+ * and tells the listener (the prefetcher cancels what it queued for the stream).
+ */
+public final class Streams implements NextUse, AutoCloseable {
+  /** An unadopted stream whose writer has exited ends after 5 minutes without an open or hint. */
+  public static final long IDLE_NS = TimeUnit.MINUTES.toNanos(5);
+
+  /** Cached ancestry answers are forgotten after 10 s (pids are reused). */
+  static final long PID_CACHE_NS = TimeUnit.SECONDS.toNanos(10);
+
+  /**
+   * At most 64 live streams: each predicted stream holds an int per catalog entry, and a node runs
+   * a few jobs of at most 8-16 ranks.
+   */
+  public static final int MAX_STREAMS = 64;
+
+  /** The least distance behind the position at which an open still counts as expected. */
+  public static final int MIN_BEHIND = 64;
+
+  private static final long ORIGIN = System.nanoTime();
+  private static final Stream NONE = new Stream(-1, 0, null, 0);
+
+  /** Nanoseconds since this class loaded: the clock of every estimated next use (positive). */
+  public static long nowNs() {
+    return System.nanoTime() - ORIGIN + 1;
+  }
+
+  /** The stream an open belongs to, and whether ancestry said so (not the window). */
+  public record Attribution(Stream stream, boolean byAncestry) {}
+
+  private final ProcessTree tree;
+  private final int window;
+  private final AtomicInteger ids = new AtomicInteger(1);
+  private final Map<Long, Stream> byOwner = new ConcurrentHashMap<>();
+  private final Map<String, Stream> byName = new ConcurrentHashMap<>();
+  private final Map<Long, Stream> pidCache = new ConcurrentHashMap<>();
+  private volatile Stream[] active = new Stream[0];
+  private volatile Consumer<Stream> onEnd = s -> {};
+  private final ScheduledExecutorService reaper;
+  private long pidCacheClearedNs = nowNs();
+  public final LongAdder endedCount = new LongAdder();
+
+  /**
+   * @param window the prefetch window: how far ahead of its position a stream expects opens
+   * @param reapEveryMs how often owners are checked (0: never, for tests that call {@link #reap})
+   */
+  public Streams(ProcessTree tree, int window, long reapEveryMs) {
+    this.tree = tree;
+    this.window = window;
+    if (reapEveryMs > 0) {
+      reaper =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "stream-reaper");
+                t.setDaemon(true);
+                return t;
+              });
+      reaper.scheduleWithFixedDelay(
+          this::reapQuietly, reapEveryMs, reapEveryMs, TimeUnit.MILLISECONDS);
+    } else {
+      reaper = null;
+    }
+  }
+
+  /** Sets what is told when a stream ends (after its prediction is dropped). */
+  public void onEnd(Consumer<Stream> c) {
+    onEnd = c;
+  }
+
+  /** The process tree streams are traced through. */
+  public ProcessTree tree() {
+    return tree;
+  }
+
+  /** Live streams, oldest first. */
+  public Stream[] active() {
+    return active;
+  }
+
+  /**
+   * The stream a hint line from {@code pid} belongs to.
+   *
+   * @param job the name in front of the line, or null
+   * @param rank the rank in front of the line (with a name), else 0
+   * @param create whether to start a stream if there is none (lines that describe a reader)
+   * @return the stream, or null if there is none and {@code create} is false
+   * @throws TooManyStreamsException if {@link #MAX_STREAMS} are live
+   */
+  public synchronized Stream forWriter(long pid, String job, int rank, boolean create) {
+    Stream s;
+    if (job != null) {
+      String key = job + "\u0000" + rank;
+      s = byName.get(key);
+      if (s != null && !s.ended()) {
+        s.touched();
+        return s;
+      }
+      if (!create) {
+        return null;
+      }
+      s = start(pid, job, rank);
+      byName.put(key, s);
+      byOwner.putIfAbsent(pid, s);
+      return s;
+    }
+    s = owned(pid);
+    if (s != null || !create) {
+      if (s != null) {
+        s.touched();
+      }
+      return s;
+    }
+    s = start(pid, null, 0);
+    byOwner.put(pid, s);
+    return s;
+  }
+
+  private Stream start(long pid, String job, int rank) {
+    if (active.length >= MAX_STREAMS) {
+      throw new TooManyStreamsException(
+          "too many streams: " + MAX_STREAMS + " are live; end one (its writer exits) first");
+    }
+    Stream s = new Stream(ids.getAndIncrement(), pid, job, rank);
+    s.setBehind(window, MIN_BEHIND);
+    Stream[] a = Arrays.copyOf(active, active.length + 1);
+    a[a.length - 1] = s;
+    active = a;
+    pidCache.clear(); // "no stream" answers may now be wrong
+    return s;
+  }
+
+  /** The stream {@code pid} or its nearest owning ancestor owns, or null. */
+  private Stream owned(long pid) {
+    long p = pid;
+    for (int depth = 0; depth < 64 && p > 1; depth++) {
+      Stream s = byOwner.get(p);
+      if (s != null && !s.ended()) {
+        return s;
+      }
+      p = tree.parent(p);
+    }
+    return null;
+  }
+
+  /**
+   * The stream an open of catalog id {@code id} by {@code pid} belongs to, or null. Costs a map
+   * lookup once the pid's answer is cached.
+   */
+  public Attribution attribute(long pid, int id) {
+    Stream[] act = active;
+    if (act.length == 0) {
+      return null;
+    }
+    if (pid > 0) {
+      Stream s = pidCache.get(pid);
+      if (s == null) {
+        Stream found = owned(pid);
+        s = found == null ? NONE : found;
+        pidCache.put(pid, s);
+      }
+      if (s != NONE && !s.ended()) {
+        return new Attribution(s, true);
+      }
+    }
+    Stream best = null;
+    long bestDistance = Long.MAX_VALUE;
+    for (Stream s : act) {
+      if (s.expects(id, window, MIN_BEHIND)) {
+        long d = Math.abs((long) s.order().positionOf(id) - s.order().position());
+        if (d < bestDistance) {
+          bestDistance = d;
+          best = s;
+        }
+      }
+    }
+    return best == null ? null : new Attribution(best, false);
+  }
+
+  /** Ends the streams whose owner has exited (see the class comment). */
+  public void reap() {
+    long now = nowNs();
+    if (now - pidCacheClearedNs > PID_CACHE_NS) {
+      pidCache.clear();
+      pidCacheClearedNs = now;
+    }
+    for (Stream s : active) {
+      if (tree.alive(s.owner())) {
+        continue;
+      }
+      if (s.adopted() || !s.order().known() || now - s.lastActiveNs() > IDLE_NS) {
+        end(s);
+      }
+    }
+  }
+
+  private void reapQuietly() {
+    try {
+      reap();
+    } catch (RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(Streams.class).warn("reaping streams failed", e);
+    }
+  }
+
+  /** Ends a stream: its prediction is dropped and the listener told. */
+  public void end(Stream s) {
+    synchronized (this) {
+      if (s.ended()) {
+        return;
+      }
+      s.end();
+      active = Arrays.stream(active).filter(x -> x != s).toArray(Stream[]::new);
+      byOwner.values().removeIf(x -> x == s);
+      byName.values().removeIf(x -> x == s);
+      pidCache.clear();
+      endedCount.increment();
+    }
+    onEnd.accept(s);
+  }
+
+  @Override
+  public long after(int sample) {
+    long best = NEVER;
+    for (Stream s : active) {
+      long t = s.order().nextUse(sample);
+      if (t < best) {
+        best = t;
+      }
+    }
+    return best;
+  }
+
+  @Override
+  public long now() {
+    return nowNs();
+  }
+
+  @Override
+  public boolean known() {
+    for (Stream s : active) {
+      if (s.order().known()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public void close() {
+    if (reaper != null) {
+      reaper.shutdownNow();
+    }
+  }
+
+  /** More streams than {@link #MAX_STREAMS}. */
+  public static final class TooManyStreamsException extends IllegalStateException {
+    TooManyStreamsException(String m) {
+      super(m);
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package org.hintfs.fs.prefetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.IntStream;
+import org.hintfs.fs.stream.ProcessTree;
+import org.hintfs.fs.stream.Stream;
+import org.hintfs.fs.stream.Streams;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The prefetcher over several streams, with a fetch that only records what it was asked. */
+class PrefetcherTest {
+  static final ProcessTree ALL_ALIVE =
+      new ProcessTree() {
+        @Override
+        public long parent(long pid) {
+          return 1;
+        }
+
+        @Override
+        public boolean alive(long pid) {
+          return true;
+        }
+      };
+
+  Streams streams;
+  Set<Integer> cached;
+  List<Integer> fetched;
+  Prefetcher prefetcher;
+
+  @BeforeEach
+  void setUp() {
+    streams = new Streams(ALL_ALIVE, 8, 0);
+    cached = ConcurrentHashMap.newKeySet();
+    fetched = new CopyOnWriteArrayList<>();
+    prefetcher =
+        new Prefetcher(streams::active, 8, 1 << 30, 1, cached::contains, id -> 100, fetched::add);
+  }
+
+  @AfterEach
+  void tearDown() {
+    prefetcher.close();
+  }
+
+  static int[] range(int from, int to) {
+    return IntStream.range(from, to).toArray();
+  }
+
+  void settle() throws InterruptedException {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (prefetcher.filesInFlight() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+  }
+
+  @Test
+  void eachStreamGetsItsOwnWindow_skippingWhatIsCached() throws Exception {
+    Stream a = streams.forWriter(10, null, 0, true);
+    Stream b = streams.forWriter(20, null, 0, true);
+    cached.add(2);
+    a.predict(null, range(0, 100), 1000);
+    b.predict(null, range(500, 600), 1000);
+    prefetcher.reset(a);
+    prefetcher.reset(b);
+    settle();
+    // Window 8 each: a's 0..8 but the cached 2 (its window then reaches 8), b's 500..507.
+    assertThat(fetched)
+        .containsExactlyInAnyOrder(0, 1, 3, 4, 5, 6, 7, 500, 501, 502, 503, 504, 505, 506, 507);
+    // a's reader moves on by 3 opens: its window slides by 3, b's stays.
+    fetched.clear();
+    for (int id : new int[] {0, 1, 2}) {
+      prefetcher.opened(a, id);
+    }
+    settle();
+    assertThat(fetched).containsExactlyInAnyOrder(8, 9, 10);
+    assertThat(a.order().position()).isEqualTo(3);
+    assertThat(b.order().position()).isZero();
+  }
+
+  @Test
+  void aStreamWhoseReadsStopMatching_dropsOnlyItsOwnPrediction() {
+    Stream a = streams.forWriter(10, null, 0, true);
+    Stream b = streams.forWriter(20, null, 0, true);
+    a.predict(null, range(0, 1000), 2000);
+    b.predict(null, range(1000, 2000), 2000);
+    for (int k = 0; k < Stream.JUDGE_OVER; k++) {
+      prefetcher.opened(a, 1999 - k); // b's samples, far from a's reader: all off-order
+      prefetcher.opened(b, 1000 + k);
+    }
+    assertThat(a.order().known()).isFalse();
+    assertThat(a.staleDrops.sum()).isOne();
+    assertThat(b.order().known()).isTrue();
+    assertThat(b.order().position()).isEqualTo(1000 + Stream.JUDGE_OVER - 1000);
+  }
+
+  @Test
+  void theWindowRunsOnIntoTheNextEpochsHead() throws Exception {
+    Stream a = streams.forWriter(10, null, 0, true);
+    a.predict(null, range(0, 4), 1000);
+    a.order().setNextHead(new int[] {40, 41, 42, 43, 44, 45});
+    prefetcher.reset(a);
+    settle();
+    // Window 8: the epoch's 4 files, then the first 4 of the next epoch.
+    assertThat(fetched).containsExactlyInAnyOrder(0, 1, 2, 3, 40, 41, 42, 43);
+  }
+
+  @Test
+  void anEndedStreamsQueuedFetchesAreSkipped() throws Exception {
+    Stream a = streams.forWriter(10, null, 0, true);
+    a.predict(null, range(0, 100), 1000);
+    streams.end(a);
+    prefetcher.reset(a);
+    settle();
+    assertThat(fetched).isEmpty();
+  }
+}

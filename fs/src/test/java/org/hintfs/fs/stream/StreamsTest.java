@@ -1,0 +1,187 @@
+package org.hintfs.fs.stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.IntStream;
+import org.hintfs.policy.NextUse;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Streams: which stream a hint and an open belong to, when a stream ends, next use over all. */
+class StreamsTest {
+  /** A process tree the test draws: torchrun (100) with ranks 200 and 300 and their workers. */
+  static final class FakeTree implements ProcessTree {
+    final Map<Long, Long> parent = new HashMap<>();
+    final Set<Long> alive = new HashSet<>();
+
+    void spawn(long pid, long ppid) {
+      parent.put(pid, ppid);
+      alive.add(pid);
+    }
+
+    @Override
+    public long parent(long pid) {
+      return parent.getOrDefault(pid, 0L);
+    }
+
+    @Override
+    public boolean alive(long pid) {
+      return alive.contains(pid);
+    }
+  }
+
+  FakeTree tree;
+  Streams streams;
+
+  @BeforeEach
+  void setUp() {
+    tree = new FakeTree();
+    tree.spawn(100, 1);
+    tree.spawn(200, 100);
+    tree.spawn(201, 200);
+    tree.spawn(202, 200);
+    tree.spawn(300, 100);
+    tree.spawn(301, 300);
+    tree.spawn(999, 1);
+    streams = new Streams(tree, 16, 0);
+  }
+
+  static int[] range(int from, int to) {
+    return IntStream.range(from, to).toArray();
+  }
+
+  @Test
+  void aWorkersOpenBelongsToTheRankThatWroteTheHints() {
+    Stream r0 = streams.forWriter(200, null, 0, true);
+    Stream r1 = streams.forWriter(300, null, 0, true);
+    assertThat(r0).isNotSameAs(r1);
+    assertThat(streams.attribute(201, 5)).isEqualTo(new Streams.Attribution(r0, true));
+    assertThat(streams.attribute(202, 5).stream()).isSameAs(r0);
+    assertThat(streams.attribute(301, 5)).isEqualTo(new Streams.Attribution(r1, true));
+    // The launcher and an unrelated process own nothing, and no window holds sample 5.
+    assertThat(streams.attribute(100, 5)).isNull();
+    assertThat(streams.attribute(999, 5)).isNull();
+    // A worker's own later hint line joins its rank's stream; a line that describes no reader
+    // from a process with none starts nothing.
+    assertThat(streams.forWriter(201, null, 0, true)).isSameAs(r0);
+    assertThat(streams.forWriter(999, null, 0, false)).isNull();
+    assertThat(streams.active()).containsExactly(r0, r1);
+  }
+
+  @Test
+  void withNoOwningAncestor_theStreamWhoseWindowHoldsTheSampleTakesTheOpen() {
+    Stream a = streams.forWriter(200, null, 0, true);
+    Stream b = streams.forWriter(300, null, 0, true);
+    a.predict(null, range(0, 100), 1000);
+    b.predict(null, range(100, 500), 1000);
+    assertThat(streams.attribute(999, 110)).isEqualTo(new Streams.Attribution(b, false));
+    assertThat(streams.attribute(999, 3)).isEqualTo(new Streams.Attribution(a, false));
+    // Position 0, window 16 (at least MIN_BEHIND = 64): up to 4 x 64 = 256 ahead count; 380 is
+    // 280 ahead of b's reader, 700 in no order.
+    assertThat(streams.attribute(999, 380)).isNull();
+    assertThat(streams.attribute(999, 700)).isNull();
+  }
+
+  @Test
+  void namedStreams_areKeyedByJobAndRank_whoeverWrites() {
+    Stream s = streams.forWriter(999, "sweep", 1, true);
+    assertThat(streams.forWriter(100, "sweep", 1, true)).isSameAs(s);
+    assertThat(streams.forWriter(999, "sweep", 0, true)).isNotSameAs(s);
+    assertThat(s.job(tree)).isEqualTo("sweep");
+  }
+
+  @Test
+  void jobs_ranksOfOneLauncherShareOne_aSingleProcessIsItsOwn() {
+    Stream r0 = streams.forWriter(200, null, 0, true);
+    Stream r1 = streams.forWriter(300, null, 0, true);
+    Stream solo = streams.forWriter(999, null, 0, true);
+    r0.predict(new SamplerSpec(1, 2, 0, "distributed", false, false), range(0, 10), 400);
+    r1.predict(new SamplerSpec(1, 2, 1, "distributed", false, false), range(10, 20), 400);
+    solo.predict(new SamplerSpec(1, 1, 0, "distributed", false, false), range(0, 20), 400);
+    assertThat(r0.job(tree)).isEqualTo("ppid:100").isEqualTo(r1.job(tree));
+    assertThat(solo.job(tree)).isEqualTo("pid:999");
+  }
+
+  @Test
+  void aStreamEndsWithItsOwner_ifItsOwnerRead_elseWhenIdle() {
+    Stream reader = streams.forWriter(200, null, 0, true);
+    reader.predict(null, range(0, 10), 400);
+    streams.attribute(201, 0).stream().opened(true, true); // its worker read: adopted
+    Stream echoed = streams.forWriter(300, null, 0, true); // hints from a shell's echo
+    echoed.predict(null, range(10, 20), 400);
+    Stream bare = streams.forWriter(999, null, 0, true); // a dataset line, nothing predicted
+    Set<Stream> ended = new HashSet<>();
+    streams.onEnd(ended::add);
+    tree.alive.removeAll(Set.of(200L, 300L, 999L));
+    streams.reap();
+    assertThat(ended).containsExactlyInAnyOrder(reader, bare);
+    assertThat(streams.active()).containsExactly(echoed);
+    assertThat(reader.order().known()).isFalse();
+    // Its old workers' opens no longer reach it.
+    assertThat(streams.attribute(201, 50)).isNull();
+  }
+
+  @Test
+  void nextUse_isTheSoonestOverAllStreams_inEstimatedTime() {
+    Stream fast = streams.forWriter(200, null, 0, true);
+    Stream slow = streams.forWriter(300, null, 0, true);
+    // Sample 7 is 7th for a reader at 1 ms per open and 2nd for one at 100 ms per open.
+    fast.order().set(range(0, 10), 400, 1e6);
+    slow.order().set(new int[] {50, 51, 7}, 400, 1e8);
+    long now = Streams.nowNs();
+    assertThat(streams.after(7) - now).isBetween(6_000_000L, 8_000_000L);
+    assertThat(streams.after(51) - now).isBetween(90_000_000L, 110_000_000L);
+    assertThat(streams.after(300)).isEqualTo(NextUse.NEVER);
+    assertThat(streams.known()).isTrue();
+    // A read moves past: 3's next use is gone once the reader has read it.
+    fast.order().markRead(3);
+    fast.order().moveTo(4);
+    assertThat(streams.after(3)).isEqualTo(NextUse.NEVER);
+  }
+
+  @Test
+  void aSlowerWorkersUnreadFile_justBehindThePosition_keepsItsNextUse() {
+    Stream s = streams.forWriter(200, null, 0, true);
+    s.order().set(range(0, 100), 400, 1e6);
+    // Worker 1 read positions 16..31 (batch 1) before worker 0 read 0..15 (batch 0).
+    for (int p = 16; p < 32; p++) {
+      s.order().markRead(p);
+    }
+    s.order().moveTo(32);
+    s.order().markRead(0); // worker 0 has read the first file of its batch
+    assertThat(s.order().nextUse(0)).isEqualTo(NextUse.NEVER);
+    assertThat(s.order().nextUse(20)).isEqualTo(NextUse.NEVER);
+    // 1..15 are still to be read, by the slower worker: needed now, not never.
+    assertThat(s.order().nextUse(5)).isLessThanOrEqualTo(s.order().nextUse(40));
+  }
+
+  @Test
+  void theNextEpochsHead_continuesPastTheEnd() {
+    Stream s = streams.forWriter(200, null, 0, true);
+    s.order().set(new int[] {1, 2, 3}, 400, 1e6);
+    s.order().setNextHead(new int[] {3, 9});
+    assertThat(s.order().extent()).isEqualTo(5);
+    assertThat(s.order().at(4)).isEqualTo(9);
+    for (int p = 0; p < 3; p++) {
+      s.order().markRead(p);
+    }
+    s.order().moveTo(3); // the epoch is read: 3's next use is the next epoch's first read
+    assertThat(s.order().nextUse(3)).isLessThan(s.order().nextUse(9));
+    assertThat(s.order().nextUse(1)).isEqualTo(NextUse.NEVER);
+  }
+
+  @Test
+  void atMostMaxStreams_areLive() {
+    for (int i = 0; i < Streams.MAX_STREAMS; i++) {
+      streams.forWriter(999, "j", i, true);
+    }
+    assertThatThrownBy(() -> streams.forWriter(999, "j", 10_000, true))
+        .isInstanceOf(Streams.TooManyStreamsException.class)
+        .hasMessageContaining("too many streams");
+  }
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Issue 13 benchmark: a DDP-style job on one node. World 1, 2 and 4; each rank a process with
+# DistributedSampler(seed 0) over ImageFolder (raw bytes loader), a DataLoader with 2 workers and
+# batch 16 (tests/src/test/python/ranks_check.py, which also checks every byte). The 2,000-file
+# dataset (~110 KB each) on S3 (S3Proxy behind DelayProxy's 10 ms per request) and on a directory
+# source with 10 ms per read (--source-latency-ms). Caches are 50% of the dataset, the page cache
+# is dropped before every epoch (all ranks wait at a barrier for it), 3 epochs. Rows:
+#   hintfs, hints   hints.follow(DistributedSampler): seed/epoch/world/rank each epoch
+#   hintfs, none    the same job without a single control-file write
+#   s3fs            use_cache: its cache cannot be bounded (no size option), so it holds all
+#   rclone          --vfs-cache-mode full --vfs-cache-max-size = 50% of the dataset
+# s3fs and rclone have no directory-with-latency counterpart (rclone over a local directory would
+# read it at local speed), so the directory rows are hintfs only. The RAM tier is off, so the 50%
+# disk cache is all hintfs holds. Node images/s per epoch (all ranks' images over the slowest rank's
+# time) and, for hintfs, the share of opens served locally after each rank's first batches.
+# Usage: tests/bench/node-bench.sh [WORKDIR] (root; after mvn package; needs s3fs and rclone)
+set -euo pipefail
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+work=${1:-/tmp/hintfs-nodebench}
+epochs=${EPOCHS:-3}
+worlds=${WORLDS:-1 2 4}
+check="$root/tests/src/test/python/ranks_check.py"
+make_dataset "$work/src"
+mkdir -p "$work/mnt"
+s3_start "$work"
+trap 's3_stop "$work"; unmount_if_mounted "$work/mnt"' EXIT
+half=$(($(du -sb "$work/src" | cut -f1) / 2))
+
+# job FS SOURCE WORLD MODE: one run; prints its JSON line.
+job() {
+  local fs=$1 source=$2 world=$3 mode=$4 flags=()
+  rm -rf "$work/cache"
+  case $fs:$source in
+    hintfs:s3) mount_fs hintfs "$pport" s3x "$work/mnt" "$work/cache" --cache-size 50% --ram-cache 0 ;;
+    hintfs:dir) "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" --cache-size 50% \
+      --ram-cache 0 --source-latency-ms 10 >/dev/null ;;
+    s3fs:s3) mount_fs s3fs "$pport" s3x "$work/mnt" "$work/cache" ;;
+    rclone:s3) rclone mount s3x:bench/ds "$work/mnt" --read-only --vfs-cache-mode full \
+      --vfs-cache-max-size "$half" --cache-dir "$work/cache" --daemon 2>/dev/null
+      for _ in $(seq 100); do [[ -d $work/mnt/n00000000 ]] && break; sleep 0.1; done ;;
+  esac
+  case $mode in
+    hints) ;;
+    none) flags=(--no-hints) ;;
+    plain) flags=(--plain) ;;
+  esac
+  /usr/bin/python3 "$check" "$work/mnt" "$work/src" --root . --world "$world" --epochs "$epochs" \
+    --seed 0 --drop-caches "${flags[@]}"
+  if [[ $fs == hintfs ]]; then "$hintfs" unmount "$work/mnt"; else umount "$work/mnt"; fi
+}
+
+# row LABEL JSON: a Markdown row of images/s per epoch and local shares.
+row() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+label, d = sys.argv[1], json.loads(sys.argv[2])
+rates = " | ".join("%.0f" % r for r in d["node_images_per_s"])
+local = [min(r["local"][e] for r in d["ranks"]) for e in range(len(d["ranks"][0].get("local", [])))]
+print("| %s | %d | %s | %s |" % (label, d["world"], rates,
+      " / ".join("%.2f" % x for x in local) if local else "-"))
+PY
+}
+
+echo "| run | world | epoch 0 images/s | epoch 1 | epoch 2 | local opens per epoch (worst rank) |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for w in $worlds; do
+  row "S3 10 ms: hintfs, hints" "$(job hintfs s3 "$w" hints)"
+  row "S3 10 ms: hintfs, no hints" "$(job hintfs s3 "$w" none)"
+  row "S3 10 ms: s3fs (cache unbounded)" "$(job s3fs s3 "$w" plain)"
+  row "S3 10 ms: rclone (cache 50%)" "$(job rclone s3 "$w" plain)"
+  row "dir 10 ms: hintfs, hints" "$(job hintfs dir "$w" hints)"
+  row "dir 10 ms: hintfs, no hints" "$(job hintfs dir "$w" none)"
+done

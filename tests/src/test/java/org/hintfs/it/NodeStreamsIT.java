@@ -1,0 +1,192 @@
+package org.hintfs.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One mount for a whole training node: several ranks and jobs, each a process with its own
+ * DataLoader workers, read one mount at once, and each keeps its own prediction. Real PyTorch
+ * (DistributedSampler, DataLoader with 2 workers per rank, ImageFolder), a source with 10 ms per
+ * read, a disk cache of 50% of the dataset and no RAM tier (so the 50% is what holds).
+ */
+class NodeStreamsIT {
+  static final Path CHECK = Hintfs.ROOT.resolve("tests/src/test/python/ranks_check.py");
+
+  @TempDir Path tmp;
+  Path src;
+  Path mnt;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    src = tmp.resolve("src");
+    Random rnd = new Random(13);
+    // 3,200 files: 800 per rank at world 4. A wrong order matches by chance about 5 x 256 / 800 of
+    // opens at world 4, so the judge is not what keeps a right prediction: the hints are.
+    for (int i = 0; i < 3200; i++) {
+      Path f = src.resolve("train/c" + (i % 8) + "/" + i + ".jpg");
+      Files.createDirectories(f.getParent());
+      HostileTree.write(f, rnd, 1_000 + rnd.nextInt(4_000));
+    }
+    mnt = Files.createDirectories(tmp.resolve("mnt"));
+    Hintfs.mount(src, mnt, "--source-latency-ms", "10", "--cache-size", "50%", "--ram-cache", "0");
+  }
+
+  @AfterEach
+  void unmount() {
+    Hintfs.unmountQuietly(mnt);
+  }
+
+  private JsonNode job(String... args) throws Exception {
+    // A 5 ms step per batch of 16 (a small model's) keeps 4 ranks x 3 processes from starving
+    // the daemon's prefetch threads of this 2-core machine's CPU: what is measured is whether each
+    // rank's prediction holds, not how fast 12 Python processes can hash bytes.
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                "/usr/bin/python3",
+                CHECK.toString(),
+                mnt.toString(),
+                src.toString(),
+                "--step-ms",
+                "5"));
+    cmd.addAll(List.of(args));
+    Hintfs.Result r = Hintfs.exec(cmd, 600);
+    assertThat(r.rc()).as(r.out()).isZero();
+    return new ObjectMapper().readTree(r.out().strip().lines().reduce((a, b) -> b).get());
+  }
+
+  private JsonNode stats() throws IOException {
+    return new ObjectMapper().readTree(Files.readAllBytes(mnt.resolve(".hintfs/stats")));
+  }
+
+  @Test
+  void fourRanksOnOneMount_eachFindsItsOpensLocal() throws Exception {
+    JsonNode n = job("--world", "4", "--epochs", "2", "--seed", "0");
+    assertThat(n.path("ranks")).hasSize(4);
+    for (JsonNode r : n.path("ranks")) {
+      // Every rank, every epoch, after the 4 batches its 2 workers ask for at once (before
+      // anything can be prefetched): >= 95% of its opens local.
+      assertThat(r.path("local")).as(n.toString()).hasSize(2);
+      for (JsonNode local : r.path("local")) {
+        assertThat(local.asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.95);
+      }
+      // The mount knew this process as rank r of 4, by its own hints, and found its workers.
+      JsonNode st = r.path("stream");
+      assertThat(st.path("rank").asInt()).as(r.toString()).isEqualTo(r.path("rank").asInt());
+      assertThat(st.path("world").asInt()).isEqualTo(4);
+      assertThat(st.path("adopted").asBoolean()).isTrue();
+      assertThat(r.path("samples").get(0).asInt()).isEqualTo(800);
+    }
+    assertThat(n.path("prediction").path("stale_drops").asLong()).isZero();
+    assertThat(n.path("prediction").path("off_order_opens").asLong()).isZero();
+    // Ranks of one DDP job share their launcher: one job for importance.
+    List<String> jobs = new ArrayList<>();
+    n.path("ranks").forEach(r -> jobs.add(r.path("stream").path("job").asText()));
+    assertThat(jobs).allMatch(j -> j.equals(jobs.get(0)) && j.startsWith("ppid:"));
+  }
+
+  @Test
+  void twoJobsWithDifferentSeedsAtOnce_bothKeepTheirPrediction() throws Exception {
+    CompletableFuture<JsonNode> a = CompletableFuture.supplyAsync(() -> quietly("1"));
+    CompletableFuture<JsonNode> b = CompletableFuture.supplyAsync(() -> quietly("2"));
+    for (JsonNode n : List.of(a.get(), b.get())) {
+      JsonNode r = n.path("ranks").get(0);
+      for (JsonNode local : r.path("local")) {
+        assertThat(local.asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.90);
+      }
+      assertThat(r.path("stream").path("job").asText()).startsWith("pid:");
+    }
+    JsonNode st = stats();
+    assertThat(st.path("prediction").path("stale_drops").asLong()).isZero();
+  }
+
+  private JsonNode quietly(String seed) {
+    try {
+      return job("--world", "1", "--epochs", "2", "--seed", seed);
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  void aRankKilledMidEpoch_endsItsStream_andTheOtherRankGoesOn() throws Exception {
+    JsonNode n = job("--world", "2", "--epochs", "2", "--kill-rank", "1", "--kill-after", "8");
+    // The reaper checks owners every second: the stream ends within a few.
+    assertThat(n.path("killed_stream_ended_after_s").isNumber()).as(n.toString()).isTrue();
+    assertThat(n.path("killed_stream_ended_after_s").asDouble()).isLessThan(5);
+    assertThat(n.path("prediction").path("streams_ended").asLong()).isGreaterThanOrEqualTo(1);
+    JsonNode survivor = n.path("ranks").get(0);
+    assertThat(survivor.path("rank").asInt()).isZero();
+    for (JsonNode local : survivor.path("local")) {
+      assertThat(local.asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.95);
+    }
+    // Nothing is fetched for the dead rank any more: once the survivor is gone too, nothing is in
+    // flight and no stream is left.
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (stats().path("streams").size() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    JsonNode st = stats();
+    assertThat(st.path("streams")).as(st.toString()).isEmpty();
+    assertThat(st.path("prediction").path("files_in_flight").asLong()).isZero();
+  }
+
+  @Test
+  void badStreamHints_areRefusedWithTheirReason() throws Exception {
+    write("dataset train\n");
+    for (String[] bad :
+        new String[][] {
+          {"seed 1 world 0", "world must be at least 1"},
+          {"seed 1 world 2 rank 2", "rank 2 is not in [0, world 2)"},
+          {"order #0 #3200", "no sample #3200"},
+          {"job sweep rank x seed 1", "rank must be a whole number"},
+          {"job sweep rank 1 seed 1 world 4 rank 2", "names rank 1 but its seed hint rank 2"},
+        }) {
+      assertThatThrownBy(() -> write(bad[0] + "\n")).as(bad[0]).isInstanceOf(IOException.class);
+      String errors = Files.readString(mnt.resolve(".hintfs/errors"));
+      assertThat(errors.strip().lines().reduce((x, y) -> y).orElse("")).as(bad[0]).contains(bad[1]);
+    }
+    // Named streams from one writer: two ranks of job "sweep", each with its own prediction.
+    write("job sweep seed 5 world 2 rank 0\njob sweep seed 5 world 2 rank 1\n");
+    // Applied off the FUSE thread: wait until both predictions are in.
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    List<String> named = new ArrayList<>();
+    do {
+      Thread.sleep(20);
+      named.clear();
+      stats()
+          .path("streams")
+          .forEach(
+              s -> {
+                if (s.path("job").asText().equals("sweep")) {
+                  named.add(s.path("rank").asInt() + "/" + s.path("length").asInt());
+                }
+              });
+    } while (!named.containsAll(List.of("0/1600", "1/1600")) && System.nanoTime() < deadline);
+    // Exactly these two: the rejected "job sweep rank 1 ..." line above started no stream of its
+    // own before this one.
+    assertThat(named).containsExactlyInAnyOrder("0/1600", "1/1600");
+    assertThat(stats().path("streams").size()).isEqualTo(3); // and the test's own (dataset line)
+  }
+
+  private void write(String text) throws IOException {
+    Files.writeString(
+        mnt.resolve(".hintfs/control"), text, StandardCharsets.UTF_8, StandardOpenOption.WRITE);
+  }
+}
