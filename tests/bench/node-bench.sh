@@ -5,8 +5,10 @@
 # dataset (~110 KB each) on S3 (S3Proxy behind DelayProxy's 10 ms per request) and on a directory
 # source with 10 ms per read (--source-latency-ms). Caches are 50% of the dataset, the page cache
 # is dropped before every epoch (all ranks wait at a barrier for it), 3 epochs. Rows:
-#   hintfs, hints   hints.follow(DistributedSampler): seed/epoch/world/rank each epoch
-#   hintfs, none    the same job without a single control-file write
+#   hintfs, hints        hints.follow(DistributedSampler): seed/epoch/world/rank each epoch
+#   hintfs, no hints     the same job without a single control-file write: the mount recognises
+#                        each rank's sampler order from its first reads
+#   hintfs, no hints, --no-detect-order   the same, recognition off (what no hint gave before)
 #   s3fs            use_cache: its cache cannot be bounded (no size option), so it holds all
 #   rclone          --vfs-cache-mode full --vfs-cache-max-size = 50% of the dataset
 # s3fs and rclone have no directory-with-latency counterpart (rclone over a local directory would
@@ -26,23 +28,25 @@ s3_start "$work"
 trap 's3_stop "$work"; unmount_if_mounted "$work/mnt"' EXIT
 half=$(($(du -sb "$work/src" | cut -f1) / 2))
 
-# job FS SOURCE WORLD MODE: one run; prints its JSON line.
+# job FS SOURCE WORLD MODE: one run; prints its JSON line. MODE: hints, detect, nodetect, plain.
 job() {
-  local fs=$1 source=$2 world=$3 mode=$4 flags=()
+  local fs=$1 source=$2 world=$3 mode=$4 flags=() extra=()
   rm -rf "$work/cache"
+  case $mode in
+    hints) ;;
+    detect) flags=(--no-control) ;;
+    nodetect) flags=(--no-control); extra=(--no-detect-order) ;;
+    plain) flags=(--plain) ;;
+  esac
   case $fs:$source in
-    hintfs:s3) mount_fs hintfs "$pport" s3x "$work/mnt" "$work/cache" --cache-size 50% --ram-cache 0 ;;
+    hintfs:s3) mount_fs hintfs "$pport" s3x "$work/mnt" "$work/cache" --cache-size 50% --ram-cache 0 \
+      "${extra[@]}" ;;
     hintfs:dir) "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" --cache-size 50% \
-      --ram-cache 0 --source-latency-ms 10 >/dev/null ;;
+      --ram-cache 0 --source-latency-ms 10 "${extra[@]}" >/dev/null ;;
     s3fs:s3) mount_fs s3fs "$pport" s3x "$work/mnt" "$work/cache" ;;
     rclone:s3) rclone mount s3x:bench/ds "$work/mnt" --read-only --vfs-cache-mode full \
       --vfs-cache-max-size "$half" --cache-dir "$work/cache" --daemon 2>/dev/null
       for _ in $(seq 100); do [[ -d $work/mnt/n00000000 ]] && break; sleep 0.1; done ;;
-  esac
-  case $mode in
-    hints) ;;
-    none) flags=(--no-hints) ;;
-    plain) flags=(--plain) ;;
   esac
   /usr/bin/python3 "$check" "$work/mnt" "$work/src" --root . --world "$world" --epochs "$epochs" \
     --seed 0 --drop-caches "${flags[@]}"
@@ -65,9 +69,11 @@ echo "| run | world | epoch 0 images/s | epoch 1 | epoch 2 | local opens per epo
 echo "| --- | --- | --- | --- | --- | --- |"
 for w in $worlds; do
   row "S3 10 ms: hintfs, hints" "$(job hintfs s3 "$w" hints)"
-  row "S3 10 ms: hintfs, no hints" "$(job hintfs s3 "$w" none)"
+  row "S3 10 ms: hintfs, no hints (recognised)" "$(job hintfs s3 "$w" detect)"
+  row "S3 10 ms: hintfs, no hints, --no-detect-order" "$(job hintfs s3 "$w" nodetect)"
   row "S3 10 ms: s3fs (cache unbounded)" "$(job s3fs s3 "$w" plain)"
   row "S3 10 ms: rclone (cache 50%)" "$(job rclone s3 "$w" plain)"
   row "dir 10 ms: hintfs, hints" "$(job hintfs dir "$w" hints)"
-  row "dir 10 ms: hintfs, no hints" "$(job hintfs dir "$w" none)"
+  row "dir 10 ms: hintfs, no hints (recognised)" "$(job hintfs dir "$w" detect)"
+  row "dir 10 ms: hintfs, no hints, --no-detect-order" "$(job hintfs dir "$w" nodetect)"
 done

@@ -2,7 +2,8 @@
 them), each with DistributedSampler over ImageFolder and a DataLoader with workers.
 
 Usage: /usr/bin/python3 ranks_check.py MOUNT SOURCE [--world W] [--seed S] [--epochs E]
-       [--workers K] [--batch B] [--root DIR] [--no-hints | --plain]
+       [--workers K] [--batch B] [--root DIR] [--no-hints | --no-control | --plain]
+       [--no-set-epoch]
        [--kill-rank R --kill-after B] [--drop-caches] [--step-ms MS]
 
 The launcher (this process) starts W rank processes and waits; each rank checks every byte it
@@ -44,6 +45,21 @@ def my_stream(stats):
     return {"hits": 0, "opens": 0}
 
 
+class Recorded:
+    """A sampler that remembers the order it yielded (and tells nobody)."""
+
+    def __init__(self, sampler):
+        self.sampler = sampler
+        self.order = []
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def __iter__(self):
+        self.order = list(iter(self.sampler))
+        return iter(self.order)
+
+
 def barrier(dirpath, name, world):
     """Waits until every rank has touched dirpath/name.<rank> and the launcher its go file."""
     open(os.path.join(dirpath, "%s.%d" % (name, int(os.environ["RANK"]))), "w").close()
@@ -59,8 +75,18 @@ def rank_main(a):
     rank = int(os.environ["RANK"])
     ds = ImageFolder(os.path.join(a.mount, a.root), loader=raw)
     want = [hashlib.sha256(raw(p.replace(a.mount, a.source, 1))).hexdigest() for p, _ in ds.samples]
-    hints = None if a.plain else Hints(a.mount, dataset=a.root)
-    sampler = DistributedSampler(ds, num_replicas=a.world, rank=rank, shuffle=True, seed=a.seed)
+    hints = None if a.plain or a.no_control else Hints(a.mount, dataset=a.root)
+    stats_path = os.path.join(a.mount, ".hintfs", "stats")
+
+    def stats():
+        with open(stats_path) as f:
+            return json.load(f)
+    if a.unseeded:
+        from torch.utils.data import RandomSampler
+        sampler = Recorded(RandomSampler(ds))  # seeded from torch's global generator: unknowable
+    else:
+        sampler = DistributedSampler(ds, num_replicas=a.world, rank=rank, shuffle=True,
+                                     seed=a.seed, drop_last=a.drop_last)
     if not a.no_hints and hints is not None:
         sampler = hints.follow(sampler)
     loader = DataLoader(ds, batch_size=a.batch, sampler=sampler, num_workers=a.workers,
@@ -70,7 +96,8 @@ def rank_main(a):
     for epoch in range(a.epochs):
         if a.drop_caches:
             barrier(a.sync, "epoch%d" % epoch, a.world)
-        sampler.set_epoch(epoch)
+        if not a.no_set_epoch and hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(epoch)
         order = None
         t0 = time.time()
         k = 0
@@ -78,10 +105,10 @@ def rank_main(a):
         for b, batch in enumerate(loader):
             if order is None:  # the loader has drawn this epoch's order by now
                 order = list(sampler.order) if hasattr(sampler, "order") else list(sampler)
-            if b == first and hints is not None:
-                s0 = my_stream(hints.stats())
+            if b == first and not a.plain:
+                s0 = my_stream(stats())
             if a.misses_per_batch:
-                cur = my_stream(hints.stats())
+                cur = my_stream(stats())
                 out.setdefault("misses", []).append(
                     (cur["opens"] - cur["hits"]) - (prev["opens"] - prev["hits"]) if b else 0)
                 prev = cur
@@ -94,12 +121,13 @@ def rank_main(a):
                 os.killpg(0, signal.SIGKILL)  # the rank and its workers, as a node agent would
         out["seconds"].append(time.time() - t0)
         out["samples"].append(k)
-        if hints is None:
+        if a.plain:
             continue
-        st = hints.stats()
+        st = stats()
         s1 = my_stream(st)
         out.setdefault("streams_seen", []).append(len(st["streams"]))
-        out["stream"] = {k: s1.get(k) for k in ("rank", "world", "seed", "adopted", "job")}
+        out["stream"] = {k: s1.get(k) for k in ("rank", "world", "seed", "adopted", "job",
+                                                "prediction", "detection")}
         if s0 is not None and s1["opens"] > s0["opens"]:
             out["local"].append((s1["hits"] - s0["hits"]) / (s1["opens"] - s0["opens"]))
     with open(os.path.join(a.sync, "rank%d.json" % rank), "w") as f:
@@ -191,6 +219,12 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--no-hints", action="store_true", help="a hintfs mount, no seed hints")
     p.add_argument("--plain", action="store_true", help="not a hintfs mount (s3fs, rclone)")
+    p.add_argument("--no-control", action="store_true",
+                   help="a hintfs mount, nothing written to its control file (stats still read)")
+    p.add_argument("--no-set-epoch", action="store_true", help="never call set_epoch")
+    p.add_argument("--drop-last", action="store_true", help="DistributedSampler(drop_last=True)")
+    p.add_argument("--unseeded", action="store_true",
+                   help="RandomSampler with no generator instead of DistributedSampler (world 1)")
     p.add_argument("--root", default="train", help="the ImageFolder root inside the mount")
     p.add_argument("--kill-rank", type=int, default=-1)
     p.add_argument("--kill-after", type=int, default=10)

@@ -12,6 +12,8 @@ import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.catalog.CatalogBuilder;
 import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
+import org.hintfs.fs.stream.Stream;
+import org.hintfs.fs.stream.Streams;
 import org.hintfs.policy.Policies;
 
 /**
@@ -405,7 +407,7 @@ public final class HintFs {
       // Large files: accesses are recorded per block as they are read.
       return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
     }
-    var stream = hints.classOf(id) < 0 ? null : hints.streams().attribute(pid, id);
+    var stream = attribute(id, pid);
     if (stream != null) {
       // The reader moves past this open before the policy hears of it: the next use the policy
       // then sees for this sample is its next read, not the one happening now.
@@ -420,14 +422,24 @@ public final class HintFs {
       // If the kernel does ask, its read joins this fetch (singleflight): one source request.
       background.execute(() -> fetchQuietly(id));
     }
+    if (stream != null) {
+      Stream st = stream.stream();
+      st.opened(hit, stream.byAncestry());
+      if (!hit && prefetcher.isInFlight(id)) {
+        st.lateMisses.increment(); // prefetched, but not in time
+      }
+      if (st.implicit() && !st.hinted()) {
+        int[] o = st.order().order();
+        if (o == null) {
+          hints.observe(st, id);
+        } else if (st.order().position() >= o.length) {
+          hints.advanceDetected(st);
+        }
+      }
+      prefetcher.scheduleAhead();
+    }
     if (hints.classOf(id) < 0) {
       return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
-    }
-    if (stream != null) {
-      stream.stream().opened(hit, stream.byAncestry());
-      if (!hit && prefetcher.isInFlight(id)) {
-        stream.stream().lateMisses.increment(); // prefetched, but not in time
-      }
     }
     int[] pick = {-1};
     if (hints.substitution()) {
@@ -445,14 +457,42 @@ public final class HintFs {
     int sub = pick[0];
     hints.countOpen(id, hit, sub >= 0);
     recordTrace(id);
-    if (stream != null) {
-      prefetcher.scheduleAhead();
-    }
     if (sub >= 0) {
       return new OpenFile(
           sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
     }
     return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+  }
+
+  /**
+   * The stream an open belongs to: a hinted one (by ancestry or window), else, with order detection
+   * on, a stream of the reader's own in which its sampler's order is searched for. The reader's
+   * ImageFolder root is taken to be the file's grandparent (root/class/file, torchvision's layout);
+   * files nested deeper under their class give a root that is wrong, and no order is found.
+   */
+  private Streams.Attribution attribute(int id, long pid) {
+    Streams ss = hints.streams();
+    Streams.Attribution a = ss.attribute(pid, id);
+    if (a != null || !config.detectOrder() || pid <= 1) {
+      return a;
+    }
+    int cls = catalog.parent(id);
+    if (cls == Catalog.ROOT) {
+      return null; // a file at the mount root has no class directory
+    }
+    int root = catalog.parent(cls);
+    Stream st = ss.implicitFor(pid);
+    if (st == null) {
+      return null;
+    }
+    if (st.view() == null) {
+      try {
+        st.setDetectionView(catalog.path(root), hints.view(catalog, root), catalog.entryCount());
+      } catch (RuntimeException e) {
+        return null; // not an ImageFolder root: nothing to recognise
+      }
+    }
+    return new Streams.Attribution(st, true);
   }
 
   private void fetchQuietly(int id) {

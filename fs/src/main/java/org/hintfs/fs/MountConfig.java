@@ -25,6 +25,7 @@ import java.util.List;
  * @param prefetchWindow files fetched ahead of the reader when the order is known
  * @param prefetchWindowBytes at most this many bytes fetched ahead
  * @param prefetchThreads prefetch requests in flight at most
+ * @param detectOrder recognise PyTorch samplers' orders from the reads of streams with no hint
  */
 public record MountConfig(
     String source,
@@ -42,7 +43,8 @@ public record MountConfig(
     Path tracePath,
     int prefetchWindow,
     long prefetchWindowBytes,
-    int prefetchThreads) {
+    int prefetchThreads,
+    boolean detectOrder) {
 
   /**
    * 256 files ahead: at 1,000 files/s per rank, a quarter of a second of reading, enough to hide
@@ -95,7 +97,8 @@ public record MountConfig(
         null,
         DEFAULT_PREFETCH_WINDOW,
         DEFAULT_PREFETCH_WINDOW_BYTES,
-        DEFAULT_PREFETCH_THREADS);
+        DEFAULT_PREFETCH_THREADS,
+        true);
   }
 
   /** A copy with another cache directory and capacity. */
@@ -116,7 +119,8 @@ public record MountConfig(
         tracePath,
         prefetchWindow,
         prefetchWindowBytes,
-        prefetchThreads);
+        prefetchThreads,
+        detectOrder);
   }
 
   /** A copy with other object and block sizes. */
@@ -137,6 +141,7 @@ public record MountConfig(
         tracePath,
         prefetchWindow,
         prefetchWindowBytes,
-        prefetchThreads);
+        prefetchThreads,
+        detectOrder);
   }
 }

@@ -121,7 +121,29 @@ final class StatsReport {
       e.put("adopted", st.adopted());
       e.put("dataset", st.datasetDir() == null ? h.datasetDir() : st.datasetDir());
       e.put("epoch", st.epoch());
-      e.put("prediction", spec != null ? "seed" : st.explicitOrder() && o.known() ? "order" : null);
+      var det = st.detected();
+      boolean detected = det != null && !st.hinted() && o.known();
+      e.put(
+          "prediction",
+          detected
+              ? "detected"
+              : spec != null ? "seed" : st.explicitOrder() && o.known() ? "order" : null);
+      if (st.implicit()) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("attempts", st.detectAttempts());
+        d.put("found", det != null);
+        if (det != null) {
+          d.put("sampler", det.sampler());
+          d.put("generator_seed", det.generatorSeed());
+          d.put("world", det.world());
+          d.put("rank", det.rank());
+          d.put("matched", det.matched() + "/" + det.observed());
+          d.put("log10_chance", Math.round(det.log10Chance() * 10) / 10.0);
+          d.put("set_epoch", st.detectedEpochStep() == 1);
+        }
+        d.put("search_ms", st.detectMicros() / 1000.0);
+        e.put("detection", d);
+      }
       e.put("seed", spec == null ? null : spec.seed());
       e.put("known", o.known());
       e.put("position", o.position());
@@ -139,6 +161,9 @@ final class StatsReport {
     }
     m.put("streams", streams);
     hints.put("jobs", h.jobs());
+    hints.put("orders_detected", h.detections.sum());
+    hints.put("detection_searches", h.detectionSearches.sum());
+    hints.put("detection_ms", h.detectionMicros.sum() / 1000);
     m.put("hints", hints);
     m.put("per_class", h.perClass());
     m.put("errors", fs.errors().snapshot());

@@ -21,9 +21,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * One mount for a whole training node: several ranks and jobs, each a process with its own
- * DataLoader workers, read one mount at once, and each keeps its own prediction. Real PyTorch
- * (DistributedSampler, DataLoader with 2 workers per rank, ImageFolder), a source with 10 ms per
- * read, a disk cache of 50% of the dataset and no RAM tier (so the 50% is what holds).
+ * DataLoader workers, read one mount at once, and each keeps its own prediction, hinted or, with no
+ * hint at all, recognised from its reads. Real PyTorch (DistributedSampler, DataLoader with 2
+ * workers per rank, ImageFolder), a source with 10 ms per read, a disk cache of 50% of the dataset
+ * and no RAM tier (so the 50% is what holds).
  */
 class NodeStreamsIT {
   static final Path CHECK = Hintfs.ROOT.resolve("tests/src/test/python/ranks_check.py");
@@ -145,6 +146,68 @@ class NodeStreamsIT {
     JsonNode st = stats();
     assertThat(st.path("streams")).as(st.toString()).isEmpty();
     assertThat(st.path("prediction").path("files_in_flight").asLong()).isZero();
+  }
+
+  /** The mean of epochs 1.. of a rank's local shares (epoch 0 holds the detection reads). */
+  static double localAfterEpoch0(JsonNode rank) {
+    double sum = 0;
+    int k = 0;
+    for (int e = 1; e < rank.path("local").size(); e++) {
+      sum += rank.path("local").get(e).asDouble();
+      k++;
+    }
+    return sum / k;
+  }
+
+  @Test
+  void distributedSamplerWithNoHintAtAll_isRecognisedForEachRank() throws Exception {
+    // DistributedSampler's default seed (0), set_epoch every epoch, nothing written to control.
+    JsonNode n = job("--world", "2", "--epochs", "3", "--no-control");
+    for (JsonNode r : n.path("ranks")) {
+      JsonNode d = r.path("stream").path("detection");
+      assertThat(d.path("found").asBoolean()).as(n.toString()).isTrue();
+      assertThat(d.path("sampler").asText()).isEqualTo("distributed");
+      assertThat(d.path("world").asInt()).isEqualTo(2);
+      assertThat(d.path("rank").asInt()).isEqualTo(r.path("rank").asInt());
+      // Found in epoch 0 (generator seed 0), or, after a drop, again in a later epoch (0 + e).
+      assertThat(d.path("generator_seed").asLong()).isBetween(0L, 2L);
+      assertThat(d.path("set_epoch").asBoolean()).isTrue();
+      assertThat(localAfterEpoch0(r)).as(n.toString()).isGreaterThanOrEqualTo(0.9);
+    }
+  }
+
+  @Test
+  void aScriptThatNeverCallsSetEpoch_withDropLast_isRecognisedToo() throws Exception {
+    JsonNode n =
+        job(
+            "--world",
+            "1",
+            "--seed",
+            "42",
+            "--epochs",
+            "3",
+            "--no-control",
+            "--no-set-epoch",
+            "--drop-last");
+    JsonNode r = n.path("ranks").get(0);
+    JsonNode d = r.path("stream").path("detection");
+    assertThat(d.path("found").asBoolean()).as(n.toString()).isTrue();
+    assertThat(d.path("generator_seed").asLong()).isEqualTo(42);
+    // Epoch 1 is predicted as 43 (set_epoch is the common case) and found wrong; once the same
+    // order is recognised again the mount predicts it for every epoch after.
+    assertThat(d.path("set_epoch").asBoolean()).as(n.toString()).isFalse();
+    assertThat(r.path("local").get(2).asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.9);
+  }
+
+  @Test
+  void anUnseededShuffle_isNotRecognised_andNothingIsPrefetched() throws Exception {
+    // RandomSampler without a generator draws its seed from torch's global generator: nothing to
+    // recognise. The script checks every byte it reads.
+    JsonNode n = job("--world", "1", "--epochs", "2", "--no-control", "--unseeded");
+    JsonNode d = n.path("ranks").get(0).path("stream").path("detection");
+    assertThat(d.path("found").asBoolean()).as(n.toString()).isFalse();
+    assertThat(d.path("attempts").asInt()).isPositive();
+    assertThat(n.path("prediction").path("prefetched").asLong()).isZero();
   }
 
   @Test

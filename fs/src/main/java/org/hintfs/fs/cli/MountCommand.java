@@ -124,6 +124,13 @@ final class MountCommand implements Callable<Integer> {
   int prefetchWindow;
 
   @Option(
+      names = "--no-detect-order",
+      description =
+          "do not recognise PyTorch samplers' orders from the reads of readers that send no hint"
+              + " (hints always win over a recognised order)")
+  boolean noDetectOrder;
+
+  @Option(
       names = "--source-latency-ms",
       hidden = true,
       defaultValue = "0",
@@ -371,7 +378,8 @@ final class MountCommand implements Callable<Integer> {
             trace == null ? null : trace.toAbsolutePath(),
             prefetchWindow,
             MountConfig.DEFAULT_PREFETCH_WINDOW_BYTES,
-            MountConfig.DEFAULT_PREFETCH_THREADS);
+            MountConfig.DEFAULT_PREFETCH_THREADS,
+            !noDetectOrder);
     Catalog catalog = catalogFor(src, dir);
     HintFs fs;
     try {
@@ -522,6 +530,9 @@ final class MountCommand implements Callable<Integer> {
       cmd.add("--reuse-listing");
     }
     cmd.add("--prefetch-window=" + prefetchWindow);
+    if (noDetectOrder) {
+      cmd.add("--no-detect-order");
+    }
     if (endpoint != null) {
       cmd.add("--endpoint=" + endpoint);
     }

@@ -37,8 +37,6 @@ public final class ControlParser {
 
   private final Catalog catalog;
   private final HintState state;
-  private final java.util.Map<Integer, ImageFolderView> views =
-      new java.util.concurrent.ConcurrentHashMap<>();
 
   public ControlParser(Catalog catalog, HintState state) {
     this.catalog = catalog;
@@ -170,7 +168,7 @@ public final class ControlParser {
     try {
       // The catalog does not change while mounted: every rank declaring the same root shares one
       // view, built once.
-      ImageFolderView v = views.computeIfAbsent(root, r -> ImageFolderView.build(catalog, r));
+      ImageFolderView v = state.view(catalog, root);
       return new Hint.Dataset(dir, v, root);
     } catch (IllegalArgumentException e) {
       throw new InvalidHintException("dataset " + dir + ": " + e.getMessage());

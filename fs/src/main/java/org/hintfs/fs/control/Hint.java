@@ -31,6 +31,17 @@ public sealed interface Hint {
    */
   record Seed(org.hintfs.fs.stream.SamplerSpec spec, int epoch) implements Hint {}
 
+  /**
+   * An order the mount recognised from a hintless stream's reads: applied like a seed hint unless
+   * the stream has sent one of its own.
+   */
+  record Detected(
+      org.hintfs.fs.stream.SamplerSpec spec,
+      int epoch,
+      org.hintfs.policy.sampler.OrderDetector.Match match,
+      long micros)
+      implements Hint {}
+
   /** An explicit upcoming order of catalog ids; {@code append} continues the last one. */
   record Order(int[] ids, boolean append) implements Hint {}
 

@@ -101,6 +101,31 @@ public final class HintState {
   public final LongAdder rejected = new LongAdder();
   public final LongAdder substitutions = new LongAdder();
   private final Map<String, LongAdder> byVerb = new ConcurrentHashMap<>();
+  private final Map<Integer, ImageFolderView> views = new ConcurrentHashMap<>();
+  private final java.util.concurrent.ExecutorService detector =
+      java.util.concurrent.Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "order-detector");
+            t.setDaemon(true);
+            t.setPriority(Thread.MIN_PRIORITY);
+            return t;
+          });
+  public final LongAdder detections = new LongAdder();
+  public final LongAdder detectionSearches = new LongAdder();
+  public final LongAdder detectionMicros = new LongAdder();
+
+  /**
+   * Opens a hintless stream collects before the search: 128 distinct samples (8 batches of 16),
+   * enough that a candidate explaining 90% of them by chance is below 1e-9 on any dataset over a
+   * few thousand samples, few enough that the search starts within the first batches.
+   */
+  public static final int DETECT_AFTER = 128;
+
+  /** Failed searches in a row before a stream stops trying (an unseeded or unknown sampler). */
+  public static final int DETECT_ATTEMPTS = 3;
+
+  private final org.hintfs.policy.sampler.OrderDetector.Options detectOptions =
+      org.hintfs.policy.sampler.OrderDetector.Options.defaults();
 
   /** State for a catalog of {@code entries} ids, read by {@code streams}. */
   public HintState(int entries, Streams streams) {
@@ -172,6 +197,68 @@ public final class HintState {
   /** The class of a catalog id under the datasets declared, or -1. */
   public int classOf(int id) {
     return id >= 0 && id < entries ? classOf[id] : -1;
+  }
+
+  /**
+   * The ImageFolder view of catalog directory {@code root}, built once: the catalog does not change
+   * while mounted, and every rank declares the same root.
+   */
+  public ImageFolderView view(org.hintfs.fs.catalog.Catalog catalog, int root) {
+    return views.computeIfAbsent(root, r -> ImageFolderView.build(catalog, r));
+  }
+
+  /**
+   * Notes an open by a stream that sent no hint and has no prediction; after {@link #DETECT_AFTER}
+   * distinct samples, searches for the sampler order that explains them, off the FUSE threads.
+   */
+  public void observe(Stream st, int id) {
+    if (st.hinted() || st.order().known() || st.failedSearches() >= DETECT_ATTEMPTS) {
+      return;
+    }
+    int s = st.sampleOf(id);
+    if (s < 0) {
+      return;
+    }
+    int[] seen = st.observe(s, DETECT_AFTER);
+    if (seen == null) {
+      return;
+    }
+    int n = st.view().samples();
+    detector.execute(
+        () -> {
+          long t0 = System.nanoTime();
+          var m = org.hintfs.policy.sampler.OrderDetector.detect(n, seen, detectOptions);
+          long micros = (System.nanoTime() - t0) / 1000;
+          detectionSearches.increment();
+          detectionMicros.add(micros);
+          st.searchDone();
+          if (m != null) {
+            detections.increment();
+            SamplerSpec spec =
+                new SamplerSpec(m.generatorSeed(), m.world(), m.rank(), m.sampler(), false, false);
+            queue.add(new Queued(st, new Hint.Detected(spec, 0, m, micros)));
+          } else {
+            st.setDetectMicros(micros);
+            log.info("stream {}: no sampler order explains its first reads", st.id());
+          }
+        });
+  }
+
+  /**
+   * A recognised stream read its whole epoch: predict the next (the generator seed + 1 for
+   * set_epoch; the same seed if the script was seen not to call it).
+   */
+  public void advanceDetected(Stream st) {
+    var m = st.detected();
+    SamplerSpec spec = st.sampler();
+    if (m == null || spec == null || st.hinted()) {
+      return;
+    }
+    if (st.claimAdvance()) {
+      st.markAdvanced();
+      queue.add(
+          new Queued(st, new Hint.Detected(spec, st.epoch() + st.detectedEpochStep(), m, -1)));
+    }
   }
 
   /** Jobs that sent scores, by name (for stats). */
@@ -347,11 +434,30 @@ public final class HintState {
               }
             });
       }
+    } else if (h instanceof Hint.Detected d) {
+      if (st.hinted()) {
+        return; // an explicit hint always wins
+      }
+      if (d.micros() >= 0) {
+        st.setDetected(d.match(), d.micros());
+      }
+      st.setEpoch(d.epoch());
+      predict(st, d.spec(), d.epoch(), d.micros() < 0 ? st.order().order() : null);
+      log.info(
+          "stream {}: {} order, generator seed {} + epoch {}, world {} rank {}",
+          st.id(),
+          d.micros() >= 0 ? "recognised" : "next recognised",
+          d.spec().seed(),
+          d.epoch(),
+          d.spec().world(),
+          d.spec().rank());
     } else if (h instanceof Hint.Seed sd) {
+      st.markHinted();
       st.setEpoch(sd.epoch());
       epoch = sd.epoch();
       predict(st, sd.spec(), sd.epoch());
     } else if (h instanceof Hint.Order o) {
+      st.markHinted();
       int[] ids = o.ids();
       int[] before = st.order().order();
       if (o.append() && before != null && st.explicitOrder()) {
@@ -443,10 +549,35 @@ public final class HintState {
 
   /** Replays the sampler for {@code epoch} and makes it the stream's predicted order. */
   private void predict(Stream st, SamplerSpec sd, int epoch) {
+    predict(st, sd, epoch, null);
+  }
+
+  /**
+   * Replays the sampler for {@code epoch} and makes it the stream's predicted order. With {@code
+   * before} (a recognised stream moving on by itself, when its reader reached the end), the last
+   * window of the old order stays in front, read: the slower workers' last files of the old epoch
+   * still arrive after the furthest one, and must not be taken for reads of the new epoch.
+   */
+  private void predict(Stream st, SamplerSpec sd, int epoch, int[] before) {
     ImageFolderView v = viewFor(st);
-    st.predict(sd, replay(v, sd, epoch, Integer.MAX_VALUE), entries);
-    // What set_epoch(epoch + 1) will read first: the prefetcher carries on into it.
-    st.order().setNextHead(replay(v, sd, epoch + 1, nextHeadLength));
+    int[] ids = replay(v, sd, epoch, Integer.MAX_VALUE);
+    int carried = 0;
+    if (before != null) {
+      carried = Math.min(before.length, Math.max(Streams.MIN_BEHIND, nextHeadLength));
+      int[] joined = new int[carried + ids.length];
+      System.arraycopy(before, before.length - carried, joined, 0, carried);
+      System.arraycopy(ids, 0, joined, carried, ids.length);
+      ids = joined;
+    }
+    st.predict(sd, ids, entries);
+    for (int p = 0; p < carried; p++) {
+      st.order().markRead(p);
+    }
+    st.order().moveTo(carried);
+    // What set_epoch(epoch + 1) will read first: the prefetcher carries on into it. A recognised
+    // script seen not to call set_epoch reads the same order again.
+    int step = !st.hinted() && st.detected() != null ? st.detectedEpochStep() : 1;
+    st.order().setNextHead(replay(v, sd, epoch + step, nextHeadLength));
     effects.orderChanged(st);
   }
 

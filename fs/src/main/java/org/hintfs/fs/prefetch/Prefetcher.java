@@ -100,9 +100,13 @@ public final class Prefetcher implements AutoCloseable {
       // to the next one, whose hint may still be on its way. They say nothing about this order.
       return false;
     }
-    boolean expected = s.expects(id, window, Streams.MIN_BEHIND);
+    int p = s.expectedPosition(id, window, Streams.MIN_BEHIND);
+    boolean catchUp = s.takeCatchUp(); // only the first open after a recognition
+    if (p < 0 && catchUp) {
+      p = s.order().occurrenceFrom(id, pos); // a late recognition: this open places the reader
+    }
+    boolean expected = p >= 0;
     if (expected) {
-      int p = s.order().positionOf(id);
       s.order().markRead(p);
       if (p >= pos) {
         s.order().moveTo(p + 1);
@@ -112,6 +116,14 @@ public final class Prefetcher implements AutoCloseable {
       s.offOrder.increment();
     }
     if (s.judge(expected)) {
+      org.slf4j.LoggerFactory.getLogger(Prefetcher.class)
+          .info(
+              "stream {}: most of its last {} opens were not where its order said; dropping it"
+                  + " (position {} of {})",
+              s.id(),
+              Stream.JUDGE_OVER,
+              pos,
+              o.length);
       staleDrops.increment();
       s.staleDrops.increment();
       s.order().clear();

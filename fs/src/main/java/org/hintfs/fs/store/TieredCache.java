@@ -328,7 +328,11 @@ public final class TieredCache implements AutoCloseable {
       throw new IOException(
           "short read of " + path + ": " + buf.position() + " of " + length + " bytes");
     }
-    ram.put(((long) id << 32) | block, b);
+    if (config.ramBytes() > 0) {
+      // With no RAM tier, nothing goes in: Caffeine evicts asynchronously, so even a cache of
+      // weight 0 would serve a just-fetched unit for a moment, as a hit nobody admitted.
+      ram.put(((long) id << 32) | block, b);
+    }
     admit(id, block, path, vh, key, b);
     return b;
   }

@@ -29,6 +29,9 @@ public final class PredictedOrder {
 
   private volatile int[] order = null;
   private volatile int[] positionOf = new int[0];
+  // The next position holding the same id, or -1: an order may name a sample more than once
+  // (DistributedSampler's padding, an order hint over several epochs).
+  private volatile int[] nextSame = new int[0];
   private volatile int position;
   private volatile long anchorNs;
   private volatile int anchorPosition;
@@ -43,10 +46,13 @@ public final class PredictedOrder {
   public synchronized void set(int[] ids, int entries, double nsPerOpen) {
     int[] pos = new int[entries];
     Arrays.fill(pos, -1);
+    int[] same = new int[ids.length];
     for (int i = ids.length - 1; i >= 0; i--) {
+      same[i] = pos[ids[i]];
       pos[ids[i]] = i;
     }
     positionOf = pos;
+    nextSame = same;
     position = 0;
     anchorPosition = 0;
     anchorNs = Streams.nowNs();
@@ -135,10 +141,20 @@ public final class PredictedOrder {
     position = p;
   }
 
-  /** The position of an id in the order, or -1. */
+  /** The first position of an id in the order, or -1. */
   public int positionOf(int id) {
     int[] p = positionOf;
     return id >= 0 && id < p.length ? p[id] : -1;
+  }
+
+  /** The first position at or after {@code from} that holds {@code id}, or -1. */
+  public int occurrenceFrom(int id, int from) {
+    int p = positionOf(id);
+    int[] same = nextSame;
+    while (p >= 0 && p < from) {
+      p = p < same.length ? same[p] : -1;
+    }
+    return p;
   }
 
   /** The pace this order's time map uses. */
@@ -152,11 +168,13 @@ public final class PredictedOrder {
     if (o == null) {
       return NextUse.NEVER;
     }
-    int p = positionOf(id);
-    if (p < position && p >= position - behind && p >= 0 && !isRead(p)) {
+    int position = this.position;
+    int q = occurrenceFrom(id, position - behind);
+    if (q >= 0 && q < position && !isRead(q)) {
       return timeAt(position); // a slower worker's file, just behind the furthest open: now
     }
-    if (p < position) {
+    int p = occurrenceFrom(id, position);
+    if (p < 0) {
       Integer k = nextHeadPosition.get(id);
       p = k == null ? -1 : o.length + k;
     }

@@ -13,6 +13,14 @@ public interface ProcessTree {
   /** True while {@code pid} runs. */
   boolean alive(long pid);
 
+  /**
+   * True if both run the same command line: a DataLoader worker is a fork of its rank, so its opens
+   * are the rank's reads.
+   */
+  default boolean sameProgram(long a, long b) {
+    return false;
+  }
+
   /** This machine's processes, read from {@code /proc/PID/stat}. */
   ProcessTree PROC =
       new ProcessTree() {
@@ -35,6 +43,18 @@ public interface ProcessTree {
         @Override
         public boolean alive(long pid) {
           return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        }
+
+        @Override
+        public boolean sameProgram(long a, long b) {
+          try {
+            byte[] x = Files.readAllBytes(Path.of("/proc/" + a + "/cmdline"));
+            return x.length > 0
+                && java.util.Arrays.equals(
+                    x, Files.readAllBytes(Path.of("/proc/" + b + "/cmdline")));
+          } catch (IOException | RuntimeException e) {
+            return false;
+          }
         }
       };
 }

@@ -62,12 +62,170 @@ public final class Stream {
   public final LongAdder prefetched = new LongAdder();
   public final LongAdder staleDrops = new LongAdder();
 
-  Stream(int id, long owner, String explicitJob, int rank) {
+  Stream(int id, long owner, String explicitJob, int rank, boolean implicit) {
     this.id = id;
     this.owner = owner;
     this.explicitJob = explicitJob;
     this.rank = rank;
+    this.implicit = implicit;
   }
+
+  // Recognition (streams that sent no hint; see HintState's detection).
+  private final boolean implicit;
+  private volatile boolean hinted;
+  private int[] observed = new int[0];
+  private int observedCount;
+  private volatile int detectAttempts;
+  private volatile org.hintfs.policy.sampler.OrderDetector.Match detected;
+  private volatile long detectMicros;
+  private volatile int detectedEpochStep = 1;
+  private final java.util.concurrent.atomic.AtomicInteger advancedTo =
+      new java.util.concurrent.atomic.AtomicInteger(-1);
+  private volatile int[] sampleOfNode;
+
+  /** True if the mount started this stream for a reader that sent no hint (to recognise it). */
+  public boolean implicit() {
+    return implicit;
+  }
+
+  /** True once the stream's writer sent a seed or order hint: that wins over any recognition. */
+  public boolean hinted() {
+    return hinted;
+  }
+
+  /** Marks that a seed or order hint arrived from the stream's writer. */
+  public void markHinted() {
+    hinted = true;
+  }
+
+  /** The dataset index of catalog id {@code id} under the stream's view, or -1. */
+  public int sampleOf(int id) {
+    int[] m = sampleOfNode;
+    return m == null || id < 0 || id >= m.length ? -1 : m[id];
+  }
+
+  /** Sets the view a recognised order is searched in (the root the first opens fall under). */
+  public void setDetectionView(String dir, ImageFolderView v, int entries) {
+    setDataset(dir, v);
+    sampleOfNode = v.sampleOfNode(entries);
+  }
+
+  /**
+   * Notes a sample this stream opened while it has no prediction.
+   *
+   * @return the first {@code k} distinct samples once there are that many (then starts afresh),
+   *     else null
+   */
+  public synchronized int[] observe(int sample, int k) {
+    if (searching) {
+      return null; // a search of earlier opens is running
+    }
+    if (observed.length != k) {
+      observed = new int[k];
+      observedCount = 0;
+    }
+    for (int i = 0; i < observedCount; i++) {
+      if (observed[i] == sample) {
+        return null;
+      }
+    }
+    observed[observedCount++] = sample;
+    if (observedCount < k) {
+      return null;
+    }
+    observedCount = 0;
+    detectAttempts++;
+    failedSearches++;
+    searching = true;
+    return observed.clone();
+  }
+
+  private boolean searching;
+
+  /** The search of the opens {@link #observe} handed out has finished. */
+  public synchronized void searchDone() {
+    searching = false;
+  }
+
+  private volatile int failedSearches;
+
+  /** Searches in a row that found nothing (a success starts the count again). */
+  public int failedSearches() {
+    return failedSearches;
+  }
+
+  /** How many searches ran for this stream. */
+  public int detectAttempts() {
+    return detectAttempts;
+  }
+
+  /** The recognised order in force, or null. */
+  public org.hintfs.policy.sampler.OrderDetector.Match detected() {
+    return detected;
+  }
+
+  /** Records a recognition: the match and how long the search took. */
+  public void setDetected(org.hintfs.policy.sampler.OrderDetector.Match m, long micros) {
+    org.hintfs.policy.sampler.OrderDetector.Match before = detected;
+    if (before != null
+        && m != null
+        && advanced
+        && before.generatorSeed() == m.generatorSeed()
+        && before.sampler().equals(m.sampler())) {
+      // The same generator seed again after moving on to the next epoch: the script does not
+      // call set_epoch.
+      detectedEpochStep = 0;
+    }
+    advanced = false;
+    failedSearches = 0;
+    detected = m;
+    detectMicros = micros;
+    catchUp = true;
+  }
+
+  private volatile boolean advanced;
+  private volatile boolean catchUp;
+
+  /** Notes that the prediction moved on to the next epoch by itself. */
+  public void markAdvanced() {
+    advanced = true;
+  }
+
+  /**
+   * True once after a fresh recognition: the search ran while the reader read on, so its first open
+   * after the prediction arrives may be anywhere ahead in the order, and places the reader.
+   */
+  public boolean takeCatchUp() {
+    if (!catchUp) {
+      return false;
+    }
+    catchUp = false;
+    return true;
+  }
+
+  /** Records how long a search that found nothing took. */
+  public void setDetectMicros(long micros) {
+    detectMicros = micros;
+  }
+
+  /** How long the last search took, in microseconds. */
+  public long detectMicros() {
+    return detectMicros;
+  }
+
+  /** 1 if the next epoch's seed is this one's + 1 (set_epoch), 0 if the script never calls it. */
+  public int detectedEpochStep() {
+    return detectedEpochStep;
+  }
+
+  /** True the first time it is asked to move on from the order in force (one advance each). */
+  public boolean claimAdvance() {
+    int g = generation;
+    int prev = advancedTo.get();
+    return prev < g && advancedTo.compareAndSet(prev, g);
+  }
+
+  private volatile int generation;
 
   /** A small number, unique in this mount, for stats. */
   public int id() {
@@ -166,7 +324,13 @@ public final class Stream {
       world = spec.world();
       rank = spec.rank();
     }
-    order.set(ids, entries, pace());
+    synchronized (this) {
+      // Judged afresh before the new order is visible: a reader's opens must not be judged
+      // against the old order's verdicts.
+      clearJudging();
+      order.set(ids, entries, pace());
+    }
+    generation++;
   }
 
   /** How far behind its position the stream's reader may still open files (see expects). */
@@ -224,7 +388,12 @@ public final class Stream {
   }
 
   /** Restarts judging (a new order). Under the prefetcher's lock. */
-  public void resetJudging() {
+  public synchronized void resetJudging() {
+    clearJudging();
+    scheduledUpTo = 0;
+  }
+
+  private void clearJudging() {
     recentCount = 0;
     recentExpected = 0;
     recentNext = 0;
@@ -237,7 +406,7 @@ public final class Stream {
    * @return true if fewer than half of the last {@link #JUDGE_OVER} opens were expected: the
    *     prediction is wrong and must be dropped
    */
-  public boolean judge(boolean expected) {
+  public synchronized boolean judge(boolean expected) {
     if (recentCount == JUDGE_OVER) {
       recentExpected -= recent[recentNext] ? 1 : 0;
     } else {
@@ -255,14 +424,19 @@ public final class Stream {
    * a few batches apart).
    */
   public boolean expects(int id, int window, int minBehind) {
+    return expectedPosition(id, window, minBehind) >= 0;
+  }
+
+  /** The position {@link #expects} found {@code id} at, or -1. */
+  public int expectedPosition(int id, int window, int minBehind) {
     if (!order.known()) {
-      return false;
+      return -1;
     }
-    int p = order.positionOf(id);
     int pos = order.position();
     // Following does not depend on prefetching: with no window (--prefetch-window 0) the reader
     // is still followed, at least minBehind either way, so clairvoyance keeps its positions.
     int reach = Math.max(minBehind, window);
-    return p >= 0 && p >= pos - reach && p < pos + 4 * reach;
+    int p = order.occurrenceFrom(id, pos - reach);
+    return p >= 0 && p < pos + 4 * reach ? p : -1;
   }
 }

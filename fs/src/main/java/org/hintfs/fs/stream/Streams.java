@@ -48,7 +48,7 @@ public final class Streams implements NextUse, AutoCloseable {
   public static final int MIN_BEHIND = 64;
 
   private static final long ORIGIN = System.nanoTime();
-  private static final Stream NONE = new Stream(-1, 0, null, 0);
+  private static final Stream NONE = new Stream(-1, 0, null, 0, false);
 
   /** Nanoseconds since this class loaded: the clock of every estimated next use (positive). */
   public static long nowNs() {
@@ -128,7 +128,7 @@ public final class Streams implements NextUse, AutoCloseable {
       if (!create) {
         return null;
       }
-      s = start(pid, job, rank);
+      s = start(pid, job, rank, false);
       byName.put(key, s);
       byOwner.putIfAbsent(pid, s);
       return s;
@@ -140,17 +140,40 @@ public final class Streams implements NextUse, AutoCloseable {
       }
       return s;
     }
-    s = start(pid, null, 0);
+    s = start(pid, null, 0, false);
     byOwner.put(pid, s);
     return s;
   }
 
-  private Stream start(long pid, String job, int rank) {
+  /**
+   * A stream for a reader that sent no hint, whose order the mount will try to recognise: owned by
+   * the opener's parent if the opener is a fork of it (a DataLoader worker of its rank), else by
+   * the opener. Null if too many streams are live.
+   */
+  public synchronized Stream implicitFor(long pid) {
+    if (pid <= 1) {
+      return null;
+    }
+    long parent = tree.parent(pid);
+    long owner = parent > 1 && tree.sameProgram(pid, parent) ? parent : pid;
+    Stream s = owned(owner);
+    if (s != null) {
+      return s;
+    }
+    if (active.length >= MAX_STREAMS) {
+      return null;
+    }
+    s = start(owner, null, 0, true);
+    byOwner.put(owner, s);
+    return s;
+  }
+
+  private Stream start(long pid, String job, int rank, boolean implicit) {
     if (active.length >= MAX_STREAMS) {
       throw new TooManyStreamsException(
           "too many streams: " + MAX_STREAMS + " are live; end one (its writer exits) first");
     }
-    Stream s = new Stream(ids.getAndIncrement(), pid, job, rank);
+    Stream s = new Stream(ids.getAndIncrement(), pid, job, rank, implicit);
     s.setBehind(window, MIN_BEHIND);
     Stream[] a = Arrays.copyOf(active, active.length + 1);
     a[a.length - 1] = s;
@@ -195,8 +218,9 @@ public final class Streams implements NextUse, AutoCloseable {
     Stream best = null;
     long bestDistance = Long.MAX_VALUE;
     for (Stream s : act) {
-      if (s.expects(id, window, MIN_BEHIND)) {
-        long d = Math.abs((long) s.order().positionOf(id) - s.order().position());
+      int p = s.expectedPosition(id, window, MIN_BEHIND);
+      if (p >= 0) {
+        long d = Math.abs((long) p - s.order().position());
         if (d < bestDistance) {
           bestDistance = d;
           best = s;
