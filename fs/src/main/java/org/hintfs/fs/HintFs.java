@@ -407,13 +407,20 @@ public final class HintFs {
       // Large files: accesses are recorded per block as they are read.
       return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
     }
-    var stream = attribute(id, pid);
-    if (stream != null) {
-      // The reader moves past this open before the policy hears of it: the next use the policy
-      // then sees for this sample is its next read, not the one happening now.
-      if (prefetcher.follow(stream.stream(), id)) {
-        background.execute(cache::orderChanged); // re-key by the stream's new time map
+    Streams.Attribution stream = null;
+    try {
+      stream = attribute(id, pid);
+      if (stream != null) {
+        // The reader moves past this open before the policy hears of it: the next use the policy
+        // then sees for this sample is its next read, not the one happening now.
+        if (prefetcher.follow(stream.stream(), id)) {
+          background.execute(cache::orderChanged); // re-key by the stream's new time map
+        }
       }
+    } catch (RuntimeException e) {
+      // Prediction steers the cache; it is never a reason to fail an open.
+      errors.record("stream", catalog.path(id), e);
+      stream = null;
     }
     boolean hit = cache.access(id);
     if (!hit) {
@@ -423,20 +430,11 @@ public final class HintFs {
       background.execute(() -> fetchQuietly(id));
     }
     if (stream != null) {
-      Stream st = stream.stream();
-      st.opened(hit, stream.byAncestry());
-      if (!hit && prefetcher.isInFlight(id)) {
-        st.lateMisses.increment(); // prefetched, but not in time
+      try {
+        followed(stream, id, hit);
+      } catch (RuntimeException e) {
+        errors.record("prefetch", catalog.path(id), e);
       }
-      if (st.implicit() && !st.hinted()) {
-        int[] o = st.order().order();
-        if (o == null) {
-          hints.observe(st, id);
-        } else if (st.order().position() >= o.length) {
-          hints.advanceDetected(st);
-        }
-      }
-      prefetcher.scheduleAhead();
     }
     if (hints.classOf(id) < 0) {
       return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
@@ -462,6 +460,24 @@ public final class HintFs {
           sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
     }
     return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+  }
+
+  /** After the cache saw the open: the stream's counters, recognition and prefetching. */
+  private void followed(Streams.Attribution stream, int id, boolean hit) {
+    Stream st = stream.stream();
+    st.opened(hit, stream.byAncestry());
+    if (!hit && prefetcher.isInFlight(id)) {
+      st.lateMisses.increment(); // prefetched, but not in time
+    }
+    if (st.implicit() && !st.hinted()) {
+      int[] o = st.order().order();
+      if (o == null) {
+        hints.observe(st, id);
+      } else if (st.order().position() >= o.length) {
+        hints.advanceDetected(st);
+      }
+    }
+    prefetcher.scheduleAhead();
   }
 
   /**

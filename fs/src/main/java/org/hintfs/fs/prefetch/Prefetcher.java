@@ -158,11 +158,14 @@ public final class Prefetcher implements AutoCloseable {
         int pos = po.position();
         int i = Math.max(pos, s.scheduledUpTo);
         int limit = Math.min(po.extent(), pos + window);
-        while (i < limit && (isCached.test(po.at(i)) || inFlight.containsKey(po.at(i)))) {
+        int next = -1;
+        while (i < limit
+            && (next = po.at(i)) >= 0
+            && (isCached.test(next) || inFlight.containsKey(next))) {
           i++;
         }
         s.scheduledUpTo = i;
-        if (i < limit) {
+        if (i < limit && next >= 0) {
           double lead = (i - pos) * s.order().nsPerOpen();
           if (lead < bestLead) {
             bestLead = lead;
@@ -174,6 +177,9 @@ public final class Prefetcher implements AutoCloseable {
         return;
       }
       int id = best.order().at(best.scheduledUpTo++);
+      if (id < 0) {
+        return; // its order changed under us: the next open schedules afresh
+      }
       submit(best, id);
     }
   }

@@ -102,10 +102,21 @@ public final class PredictedOrder {
     return o == null ? 0 : o.length + (h == null ? 0 : h.length);
   }
 
-  /** The id at position {@code i} (below {@link #extent}), past the end from the next head. */
+  /**
+   * The id at position {@code i} (below {@link #extent}), past the end from the next head; -1 if
+   * there is none (the order changed meanwhile).
+   */
   public int at(int i) {
+    // Read once each: a new order may be published between extent() and here (then -1).
     int[] o = order;
-    return i < o.length ? o[i] : nextHead[i - o.length];
+    int[] h = nextHead;
+    if (o == null || i < 0) {
+      return -1;
+    }
+    if (i < o.length) {
+      return o[i];
+    }
+    return h != null && i - o.length < h.length ? h[i - o.length] : -1;
   }
 
   /** Replaces the order, at the default pace. */
