@@ -92,12 +92,19 @@ final class JavaThreadLoop {
       t.start();
       workers.add(t);
     }
+    // Set before the session is torn down: the watcher must never touch a freed session (it did,
+    // now and then: a SIGSEGV in fuse_session_exited at unmount, before the cache was flushed).
+    java.util.concurrent.atomic.AtomicBoolean tornDown =
+        new java.util.concurrent.atomic.AtomicBoolean();
     Thread watcher =
         new Thread(
             () -> {
               try {
-                while (lib.fuse_exited(fuse) == 0) {
+                while (!tornDown.get() && lib.fuse_exited(fuse) == 0) {
                   Thread.sleep(EXIT_POLL_MS);
+                }
+                if (tornDown.get()) {
+                  return;
                 }
                 if (isMounted(mountpoint)) {
                   log.info("signalled to exit: unmounting {}", mountpoint);
@@ -113,6 +120,9 @@ final class JavaThreadLoop {
     for (Thread t : workers) {
       t.join();
     }
+    tornDown.set(true);
+    watcher.interrupt();
+    watcher.join(10_000);
     lib.fuse_teardown(fuse, mp.getValue());
   }
 
