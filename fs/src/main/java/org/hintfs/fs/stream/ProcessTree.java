@@ -14,6 +14,14 @@ public interface ProcessTree {
   boolean alive(long pid);
 
   /**
+   * The process a thread belongs to (its thread group id). FUSE reports the calling thread's id:
+   * the opens of a multi-threaded reader must count as its process's.
+   */
+  default long process(long tid) {
+    return tid;
+  }
+
+  /**
    * True if both run the same command line: a DataLoader worker is a fork of its rank, so its opens
    * are the rank's reads.
    */
@@ -43,6 +51,20 @@ public interface ProcessTree {
         @Override
         public boolean alive(long pid) {
           return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        }
+
+        @Override
+        public long process(long tid) {
+          try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + tid + "/status"))) {
+              if (line.startsWith("Tgid:")) {
+                return Long.parseLong(line.substring(5).strip());
+              }
+            }
+          } catch (IOException | RuntimeException e) {
+            // gone: the id as it was
+          }
+          return tid;
         }
 
         @Override

@@ -130,7 +130,7 @@ public final class Streams implements NextUse, AutoCloseable {
       }
       s = start(pid, job, rank, false);
       byName.put(key, s);
-      byOwner.putIfAbsent(pid, s);
+      byOwner.putIfAbsent(tree.process(pid), s);
       return s;
     }
     s = owned(pid);
@@ -140,8 +140,9 @@ public final class Streams implements NextUse, AutoCloseable {
       }
       return s;
     }
-    s = start(pid, null, 0, false);
-    byOwner.put(pid, s);
+    long owner = tree.process(pid);
+    s = start(owner, null, 0, false);
+    byOwner.put(owner, s);
     return s;
   }
 
@@ -154,6 +155,7 @@ public final class Streams implements NextUse, AutoCloseable {
     if (pid <= 1) {
       return null;
     }
+    pid = tree.process(pid);
     long parent = tree.parent(pid);
     long owner = parent > 1 && tree.sameProgram(pid, parent) ? parent : pid;
     Stream s = owned(owner);
@@ -184,7 +186,11 @@ public final class Streams implements NextUse, AutoCloseable {
 
   /** The stream {@code pid} or its nearest owning ancestor owns, or null. */
   private Stream owned(long pid) {
-    long p = pid;
+    Stream own = byOwner.get(pid);
+    if (own != null && !own.ended()) {
+      return own;
+    }
+    long p = tree.process(pid);
     for (int depth = 0; depth < 64 && p > 1; depth++) {
       Stream s = byOwner.get(p);
       if (s != null && !s.ended()) {

@@ -18,6 +18,12 @@ class StreamsTest {
   static final class FakeTree implements ProcessTree {
     final Map<Long, Long> parent = new HashMap<>();
     final Set<Long> alive = new HashSet<>();
+    final Map<Long, Long> threadOf = new HashMap<>();
+
+    @Override
+    public long process(long tid) {
+      return threadOf.getOrDefault(tid, tid);
+    }
 
     void spawn(long pid, long ppid) {
       parent.put(pid, ppid);
@@ -71,6 +77,16 @@ class StreamsTest {
     assertThat(streams.forWriter(201, null, 0, true)).isSameAs(r0);
     assertThat(streams.forWriter(999, null, 0, false)).isNull();
     assertThat(streams.active()).containsExactly(r0, r1);
+  }
+
+  @Test
+  void aThreadOfTheRank_isTheRank() {
+    // FUSE reports the calling thread's id: thread 205 of rank 200 reads for rank 200.
+    tree.threadOf.put(205L, 200L);
+    Stream r0 = streams.forWriter(200, null, 0, true);
+    assertThat(streams.attribute(205, 5)).isEqualTo(new Streams.Attribution(r0, true));
+    // And a hint written from that thread goes to the same stream.
+    assertThat(streams.forWriter(205, null, 0, true)).isSameAs(r0);
   }
 
   @Test
