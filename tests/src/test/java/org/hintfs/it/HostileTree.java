@@ -60,6 +60,19 @@ final class HostileTree {
     return src;
   }
 
+  /**
+   * A plain ImageFolder under {@code root/train}: {@code files} files of 1,000-4,999 random bytes,
+   * file i in class directory {@code c(i % classes)}, named {@code i.jpg}.
+   */
+  static void imageFolder(Path root, int files, int classes, long seed) throws IOException {
+    Random rnd = new Random(seed);
+    for (int i = 0; i < files; i++) {
+      Path f = root.resolve("train/c" + (i % classes) + "/" + i + ".jpg");
+      Files.createDirectories(f.getParent());
+      write(f, rnd, 1_000 + rnd.nextInt(4_000));
+    }
+  }
+
   static void write(Path p, Random rnd, int size) throws IOException {
     byte[] b = new byte[size];
     rnd.nextBytes(b);

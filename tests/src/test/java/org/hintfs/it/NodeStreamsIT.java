@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,14 +35,9 @@ class NodeStreamsIT {
   @BeforeEach
   void setUp() throws Exception {
     src = tmp.resolve("src");
-    Random rnd = new Random(13);
     // 3,200 files: 800 per rank at world 4. A wrong order matches by chance about 5 x 256 / 800 of
     // opens at world 4, so the judge is not what keeps a right prediction: the hints are.
-    for (int i = 0; i < 3200; i++) {
-      Path f = src.resolve("train/c" + (i % 8) + "/" + i + ".jpg");
-      Files.createDirectories(f.getParent());
-      HostileTree.write(f, rnd, 1_000 + rnd.nextInt(4_000));
-    }
+    HostileTree.imageFolder(src, 3200, 8, 13);
     mnt = Files.createDirectories(tmp.resolve("mnt"));
     Hintfs.mount(src, mnt, "--source-latency-ms", "10", "--cache-size", "50%", "--ram-cache", "0");
   }

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,15 +26,10 @@ class SeedPrefetchIT {
   @BeforeEach
   void setUp() throws Exception {
     src = tmp.resolve("src");
-    Random rnd = new Random(11);
     // 1,600 files per rank, a window of 128 (the loader reads up to 4 workers x 2 batches x 16 =
     // 128 files ahead): a wrong order then matches by chance about 5 x 128 / 1600 =
     // 40% of opens, below the 50% under which the prediction is dropped.
-    for (int i = 0; i < 3200; i++) {
-      Path f = src.resolve("train/c" + (i % 8) + "/" + i + ".jpg");
-      Files.createDirectories(f.getParent());
-      HostileTree.write(f, rnd, 1_000 + rnd.nextInt(4_000));
-    }
+    HostileTree.imageFolder(src, 3200, 8, 11);
     mnt = Files.createDirectories(tmp.resolve("mnt"));
     Hintfs.mount(src, mnt, "--source-latency-ms", "10", "--prefetch-window", "128");
   }

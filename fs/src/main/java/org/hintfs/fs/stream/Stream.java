@@ -390,9 +390,9 @@ public final class Stream {
   /** Restarts judging (a new order). Under the prefetcher's lock. */
   public synchronized void resetJudging() {
     clearJudging();
-    scheduledUpTo = 0;
   }
 
+  /** Forgets the verdicts and where scheduling got to (a new order starts afresh). */
   private void clearJudging() {
     recentCount = 0;
     recentExpected = 0;
