@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.catalog.CatalogBuilder;
+import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
 import org.hintfs.fs.stream.Stream;
@@ -44,18 +45,13 @@ public final class HintFs {
   private final org.hintfs.fs.control.ControlInput control;
   private volatile TraceRecorder trace;
   private final org.hintfs.fs.prefetch.Prefetcher prefetcher;
+  private final org.hintfs.fs.prefetch.OwedPrefetch owedPrefetch;
   private final org.hintfs.fs.admin.AdminOps admin;
   private volatile long[] epochBase = {0, 0};
 
   /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
   private final java.util.concurrent.ExecutorService background =
-      java.util.concurrent.Executors.newFixedThreadPool(
-          4,
-          r -> {
-            Thread t = new Thread(r, "background-fetch");
-            t.setDaemon(true);
-            return t;
-          });
+      DaemonThreads.pool("background-fetch", 4);
 
   /** A filesystem over a listed source, reading through {@code cache}, steered by {@code hints}. */
   public HintFs(
@@ -90,6 +86,13 @@ public final class HintFs {
     this.admin =
         new org.hintfs.fs.admin.AdminOps(
             cache, catalog, errors, config.cacheDir(), ADMIN_PREFETCH_THREADS);
+    this.owedPrefetch =
+        new org.hintfs.fs.prefetch.OwedPrefetch(
+            cache,
+            catalog::size,
+            (id, e) -> errors.record("owed prefetch", catalog.path(id), e),
+            OWED_PREFETCH_THREADS,
+            OWED_SHARE);
     this.statsReport = new StatsReport(this);
     cache.setListener(
         new TieredCache.Listener() {
@@ -148,6 +151,11 @@ public final class HintFs {
           @Override
           public void epochStarted(int epoch) {
             epochBase = new long[] {cache.stats().openHits.sum(), cache.stats().openMisses.sum()};
+          }
+
+          @Override
+          public void owed(int[] ids) {
+            owedPrefetch.start(ids);
           }
 
           @Override
@@ -371,6 +379,10 @@ public final class HintFs {
   }
 
   private byte[] virtualContent(VirtualFile v) {
+    if (v == VirtualFile.STATS || v == VirtualFile.CACHED) {
+      // Read your writes: what a reader wrote to the control file before shows in what it reads.
+      hints.awaitApplied(APPLIED_WAIT_MS);
+    }
     String text =
         switch (v) {
           case STATS -> statsReport.json();
@@ -423,6 +435,8 @@ public final class HintFs {
       stream = null;
     }
     boolean hit = cache.access(id);
+    // A fetch already under way (a prefetch that is late) is waited for, never substituted.
+    boolean fetching = !hit && cache.isFetching(id);
     if (!hit) {
       // The kernel's page cache may still hold this file and answer every read itself; the cache
       // must see the miss all the same, or it could never admit what the page cache serves.
@@ -439,21 +453,7 @@ public final class HintFs {
     if (hints.classOf(id) < 0) {
       return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
     }
-    int[] pick = {-1};
-    if (hints.substitution()) {
-      cache.underLock(
-          () -> {
-            var chooser = hints.chooser();
-            if (chooser != null) {
-              chooser.accessed(id);
-              if (!hit) {
-                pick[0] = chooser.choose(id);
-              }
-            }
-          });
-    }
-    int sub = pick[0];
-    hints.countOpen(id, hit, sub >= 0);
+    int sub = hints.opened(id, hit, fetching);
     recordTrace(id);
     if (sub >= 0) {
       return new OpenFile(
@@ -659,6 +659,20 @@ public final class HintFs {
   /** How often the owners of streams are checked: a dead rank's prefetching stops within 1 s. */
   static final long REAP_EVERY_MS = 1000;
 
+  /** The longest a read of stats or cached waits for the hints written before it to apply. */
+  static final long APPLIED_WAIT_MS = 2000;
+
+  /** Concurrent fetches of the samples substitution owes the trainer. */
+  static final int OWED_PREFETCH_THREADS = 4;
+
+  /** The most of the cache the owed samples may hold at once. */
+  static final double OWED_SHARE = 0.25;
+
+  /** The owed samples' prefetch (for stats). */
+  public org.hintfs.fs.prefetch.OwedPrefetch owedPrefetch() {
+    return owedPrefetch;
+  }
+
   /** Concurrent fetches of an admin's prefetch or pin. */
   static final int ADMIN_PREFETCH_THREADS = 16;
 
@@ -675,6 +689,7 @@ public final class HintFs {
   /** Stops background work and flushes the trace. */
   public void close() throws IOException {
     prefetcher.close();
+    owedPrefetch.close();
     hints.streams().close();
     admin.close();
     background.shutdownNow();

@@ -78,6 +78,18 @@ public final class MetricsServer implements AutoCloseable {
     gauge(r, "hintfs_cache_capacity_bytes", "disk cache capacity", c::capacityBytes);
     gauge(r, "hintfs_cached_files", "files with bytes in the disk cache", c::cachedFiles);
     gauge(r, "hintfs_open_handles", "open files", fs::openHandles);
+    gauge(
+        r,
+        "hintfs_epoch_coverage",
+        "share of the dataset served in the last whole epoch (substitution lowers it)",
+        () -> {
+          var cov = fs.hints().coverage();
+          if (cov == null) {
+            return 0;
+          }
+          var es = cov.epochs();
+          return es.size() < 2 ? 0 : es.get(es.size() - 2).coverage();
+        });
     gauge(r, "hintfs_fetches_in_flight", "source fetches running", c::fetchesInFlight);
     gauge(
         r,

@@ -80,8 +80,9 @@ final class StatsReport {
     hints.put("rejected", h.rejected.sum());
     hints.put("scored_samples", h.context().importance().knownCount());
     hints.put("substitution", h.substitution());
-    hints.put("substitution_max", h.substitutionMax());
+    hints.put("substitution_max", h.substitutionRules().maxFraction());
     m.put("substitutions", h.substitutions.sum());
+    m.put("substitution", substitution(h));
     var pf = fs.prefetcher();
     var live = h.streams().active();
     Map<String, Object> pred = new LinkedHashMap<>();
@@ -186,5 +187,58 @@ final class StatsReport {
       }
     }
     return b.toString();
+  }
+
+  /**
+   * Substitution and what the trainers received: the rules in force, why misses were not
+   * substituted, the owed samples' prefetch, and per epoch the distinct samples served (coverage).
+   */
+  private Map<String, Object> substitution(org.hintfs.fs.control.HintState h) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    var rules = h.substitutionRules();
+    m.put("on", h.substitution());
+    m.put("max", rules.maxFraction());
+    m.put("reuse", rules.reuse());
+    m.put("from_start", rules.fromStart());
+    var cs = h.chooserState();
+    m.put("warm", cs != null && cs.warm());
+    m.put("substitutions_this_epoch", cs == null ? 0 : cs.substitutionsThisEpoch());
+    m.put("owed_left", cs == null ? 0 : cs.owedLeft());
+    var owed = fs.owedPrefetch();
+    m.put("owed_at_epoch_start", owed.owed());
+    m.put("owed_prefetched", owed.fetched.sum());
+    m.put("owed_not_prefetched", owed.skipped.sum());
+    long[] held = fs.cache().heldUsage();
+    m.put("held_files", held[0]);
+    m.put("held_bytes", held[1]);
+    Map<String, Object> not = new LinkedHashMap<>();
+    if (cs != null) {
+      var r = cs.refusals();
+      not.put("warm_up", r.warmUp);
+      not.put("important", r.important);
+      not.put("owed", r.owed);
+      not.put("fetch_in_flight", r.inFlight);
+      not.put("cap", r.capped);
+      not.put("no_candidate", r.noCandidate);
+    }
+    m.put("not_substituted", not);
+    var cov = h.coverage();
+    m.put("dataset_samples", cov == null ? 0 : cov.datasetSize());
+    m.put("longest_unserved_epochs", cov == null ? 0 : cov.longestUnserved());
+    java.util.List<Map<String, Object>> epochs = new java.util.ArrayList<>();
+    if (cov != null) {
+      for (var e : cov.epochs()) {
+        Map<String, Object> em = new LinkedHashMap<>();
+        em.put("epoch", e.epoch());
+        em.put("complete", e.complete());
+        em.put("reads", e.reads());
+        em.put("distinct_served", e.distinct());
+        em.put("coverage", Math.round(e.coverage() * 10000) / 10000.0);
+        em.put("substitutions", e.substitutions());
+        epochs.add(em);
+      }
+    }
+    m.put("epochs", epochs);
+    return m;
   }
 }

@@ -1,28 +1,34 @@
 package org.hintfs.policy;
 
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * Picks a cached sample to serve in place of a missed one (Quiver's substitutable hits, made safe
- * for accuracy by ImPACT's and SpiderCache's rules).
+ * Picks a cached sample to serve in place of a missed one (Quiver's substitutable hits), under
+ * rules that keep training honest (ImPACT's L-cache, SHADE's and Quiver's bounds).
  *
- * <p>Rules, in order:
+ * <p>A missed sample is substituted only if all of these hold:
  *
  * <ol>
- *   <li>never for an H-sample ({@link Importance#isHigh}): important samples are always read;
- *   <li>only a cached sample of the same class: the label comes from the path, so a substitute of
- *       another class would train the model on a wrong label;
- *   <li>a declared neighbour of the missed sample first ({@code similar}, SpiderCache);
- *   <li>else an L-sample not yet served this epoch (ImPACT), chosen at random;
- *   <li>a sample already served this epoch only when the class has no unused one left;
- *   <li>at most {@code maxFraction} of this epoch's accesses are substituted.
+ *   <li>its importance is known and it is not an H-sample ({@link Importance#isHigh}), and the
+ *       first epoch is over (ImPACT's warm-up) — both waived by {@link Rules#fromStart};
+ *   <li>it was not substituted in the previous epoch without reaching the trainer: such a sample is
+ *       <em>owed</em>, read from the source this time, so every sample reaches the trainer at least
+ *       once in any two consecutive epochs;
+ *   <li>no fetch of it is already in flight (the caller says so): the prefetcher is let win;
+ *   <li>the epoch's substitutions stay within {@link Rules#maxFraction} of its reads;
+ *   <li>a cached sample of the same class (the label comes from the path) that has not reached the
+ *       trainer this epoch is there to stand in: a declared neighbour first ({@code similar},
+ *       SpiderCache), else one at random. A sample stands in at most once per epoch; one already
+ *       served stands in again only with {@link Rules#reuse}.
  * </ol>
  *
  * <p>State: per class, two pools of cached samples (not yet served this epoch, and served), each an
- * int array with a position index, so add, remove, move and random pick are O(1).
+ * int array with a position index, so add, remove, move and random pick are O(1); three bit sets
+ * (served this epoch, substituted away this epoch, owed from the last).
  */
 public final class SubstitutionChooser {
   private static final byte NONE = 0;
@@ -32,17 +38,75 @@ public final class SubstitutionChooser {
   /** Random candidates tried before scanning the pool. */
   private static final int MAX_TRIES = 8;
 
+  /**
+   * What the chooser may do.
+   *
+   * @param maxFraction the most of an epoch's reads that may be substituted, in [0, 1]
+   * @param reuse a sample already served this epoch may stand in again
+   * @param fromStart substitute from the first read, before any importance is known
+   */
+  public record Rules(double maxFraction, boolean reuse, boolean fromStart) {
+    /**
+     * The default cap: a fifth of an epoch's reads. Chosen from the accuracy runs in BENCHMARKS.md
+     * ("Substitution that never starves training").
+     */
+    public static final double DEFAULT_MAX = 0.2;
+
+    public Rules {
+      if (!(maxFraction >= 0 && maxFraction <= 1)) {
+        throw new IllegalArgumentException(
+            "max fraction must be between 0 and 1, not " + maxFraction);
+      }
+    }
+
+    /** The defaults: {@link #DEFAULT_MAX}, no reuse, after the first epoch. */
+    public static Rules defaults() {
+      return new Rules(DEFAULT_MAX, false, false);
+    }
+
+    /** As the rule line shows them: {@code max 0.2}, plus {@code reuse} and {@code from-start}. */
+    @Override
+    public String toString() {
+      return "max " + maxFraction + (reuse ? " reuse" : "") + (fromStart ? " from-start" : "");
+    }
+  }
+
+  /** Why misses were not substituted (all epochs). */
+  public static final class Refusals {
+    /** Before the first epoch ended, or the sample had no score yet. */
+    public long warmUp;
+
+    /** An H-sample. */
+    public long important;
+
+    /** Substituted last epoch: owed to the trainer now. */
+    public long owed;
+
+    /** Its fetch was already in flight: waited for. */
+    public long inFlight;
+
+    /** The epoch's cap was reached. */
+    public long capped;
+
+    /** No eligible cached sample of its class. */
+    public long noCandidate;
+  }
+
   private final Importance importance;
   private final int[] classOf;
   private final byte[] pool;
   private final int[] slot;
-  private final java.util.BitSet servedThisEpoch;
+  private final BitSet servedThisEpoch;
+  private final BitSet substitutedAway;
+  private BitSet owed;
   private final Pool[] unused;
   private final Pool[] used;
   private final Map<Integer, int[]> neighbours = new HashMap<>();
   private final SplittableRandom rnd;
-  private double maxFraction;
-  private long accessesThisEpoch;
+  private final Refusals refusals = new Refusals();
+  private Rules rules;
+  private int epochsEnded;
+  private long readsThisEpoch;
   private long substitutionsThisEpoch;
   private long substitutions;
 
@@ -51,12 +115,8 @@ public final class SubstitutionChooser {
     int size;
   }
 
-  /**
-   * A chooser over the context's classes.
-   *
-   * @param maxFraction the most of an epoch's accesses that may be substituted (0..1)
-   */
-  public SubstitutionChooser(PolicyContext ctx, double maxFraction, long seed) {
+  /** A chooser over the context's classes. */
+  public SubstitutionChooser(PolicyContext ctx, Rules rules, long seed) {
     if (ctx.classOf() == null) {
       throw new IllegalArgumentException("substitution needs each sample's class (a dataset hint)");
     }
@@ -65,7 +125,9 @@ public final class SubstitutionChooser {
     int classes = Arrays.stream(classOf).max().orElse(-1) + 1;
     this.pool = new byte[ctx.samples()];
     this.slot = new int[ctx.samples()];
-    this.servedThisEpoch = new java.util.BitSet(ctx.samples());
+    this.servedThisEpoch = new BitSet(ctx.samples());
+    this.substitutedAway = new BitSet(ctx.samples());
+    this.owed = new BitSet(ctx.samples());
     this.unused = new Pool[classes];
     this.used = new Pool[classes];
     for (int c = 0; c < classes; c++) {
@@ -73,15 +135,16 @@ public final class SubstitutionChooser {
       used[c] = new Pool();
     }
     this.rnd = new SplittableRandom(seed);
-    setMaxFraction(maxFraction);
+    this.rules = rules;
   }
 
-  /** Changes the per-epoch cap. */
-  public void setMaxFraction(double f) {
-    if (!(f >= 0 && f <= 1)) {
-      throw new IllegalArgumentException("max fraction must be between 0 and 1, not " + f);
-    }
-    this.maxFraction = f;
+  /** Changes the rules (from the next choice on). */
+  public void setRules(Rules r) {
+    this.rules = r;
+  }
+
+  public Rules rules() {
+    return rules;
   }
 
   /** Declares the neighbours a missed sample may be substituted with. */
@@ -89,26 +152,105 @@ public final class SubstitutionChooser {
     neighbours.put(sample, ns.clone());
   }
 
-  /** A new epoch: every cached sample is unused again; the cap restarts. */
-  public void newEpoch() {
-    for (int c = 0; c < used.length; c++) {
-      Pool u = used[c];
+  /**
+   * A new epoch: every cached sample may stand in again; the cap restarts; what was substituted
+   * away and never reached the trainer in the epoch that ends is owed in this one.
+   *
+   * @return the owed samples, ascending (the caller fetches them ahead)
+   */
+  public int[] newEpoch() {
+    for (Pool u : used) {
       while (u.size > 0) {
-        int s = u.items[u.size - 1];
-        move(s, UNUSED);
+        move(u.items[u.size - 1], UNUSED);
       }
     }
+    BitSet next = (BitSet) substitutedAway.clone();
+    next.andNot(servedThisEpoch);
+    owed = next;
+    substitutedAway.clear();
     servedThisEpoch.clear();
-    accessesThisEpoch = 0;
+    readsThisEpoch = 0;
     substitutionsThisEpoch = 0;
+    epochsEnded++;
+    return owed.stream().toArray();
   }
 
-  /** A sample was read (hit or miss): it counts as served this epoch. */
-  public void accessed(int sample) {
-    accessesThisEpoch++;
-    servedThisEpoch.set(sample);
-    if (pool[sample] == UNUSED) {
-      move(sample, USED);
+  /**
+   * An open of sample {@code id}: the substitute to serve, or -1 to serve the sample itself.
+   *
+   * @param hit the sample is cached
+   * @param fetching a fetch of the sample is in flight (a prefetch due soon): it is waited for
+   */
+  public int opened(int id, boolean hit, boolean fetching) {
+    readsThisEpoch++;
+    int sub = hit ? -1 : choose(id, fetching);
+    if (sub < 0) {
+      served(id);
+      owed.clear(id);
+      return -1;
+    }
+    substitutedAway.set(id);
+    substitutionsThisEpoch++;
+    substitutions++;
+    served(sub);
+    return sub;
+  }
+
+  private int choose(int missed, boolean fetching) {
+    int c = classOf[missed];
+    if (c < 0) {
+      return -1;
+    }
+    if (!rules.fromStart() && (epochsEnded == 0 || !importance.known(missed))) {
+      refusals.warmUp++;
+      return -1;
+    }
+    if (importance.isHigh(missed)) {
+      refusals.important++;
+      return -1;
+    }
+    if (owed.get(missed)) {
+      refusals.owed++;
+      return -1;
+    }
+    if (fetching) {
+      refusals.inFlight++;
+      return -1;
+    }
+    if (substitutionsThisEpoch + 1 > rules.maxFraction() * readsThisEpoch) {
+      refusals.capped++;
+      return -1;
+    }
+    int pick = neighbour(missed, c);
+    if (pick < 0) {
+      pick = pickFrom(unused[c], missed);
+    }
+    if (pick < 0 && rules.reuse()) {
+      pick = pickFrom(used[c], missed);
+    }
+    if (pick < 0) {
+      refusals.noCandidate++;
+    }
+    return pick;
+  }
+
+  private int neighbour(int missed, int c) {
+    int[] ns = neighbours.get(missed);
+    if (ns != null) {
+      for (int n : ns) {
+        boolean free = pool[n] == UNUSED || (rules.reuse() && pool[n] == USED);
+        if (n != missed && free && classOf[n] == c && !importance.isHigh(n)) {
+          return n;
+        }
+      }
+    }
+    return -1;
+  }
+
+  private void served(int s) {
+    servedThisEpoch.set(s);
+    if (pool[s] == UNUSED) {
+      move(s, USED);
     }
   }
 
@@ -124,47 +266,6 @@ public final class SubstitutionChooser {
     if (pool[sample] != NONE) {
       take(sample);
     }
-  }
-
-  /**
-   * A substitute for a missed sample, marked served; or -1 if the rules allow none. Call after
-   * {@link #accessed} for the missed sample.
-   */
-  public int choose(int missed) {
-    int c = classOf[missed];
-    if (c < 0 || importance.isHigh(missed)) {
-      return -1;
-    }
-    if (substitutionsThisEpoch + 1 > maxFraction * accessesThisEpoch) {
-      return -1;
-    }
-    int pick = -1;
-    int[] ns = neighbours.get(missed);
-    if (ns != null) {
-      for (int n : ns) {
-        if (n != missed && pool[n] == UNUSED && classOf[n] == c && !importance.isHigh(n)) {
-          pick = n;
-          break;
-        }
-      }
-    }
-    if (pick < 0) {
-      pick = pickFrom(unused[c], missed);
-    }
-    if (pick < 0) {
-      // Only when no unused sample of the class is eligible: reuse one served this epoch.
-      pick = pickFrom(used[c], missed);
-    }
-    if (pick < 0) {
-      return -1;
-    }
-    substitutionsThisEpoch++;
-    substitutions++;
-    servedThisEpoch.set(pick);
-    if (pool[pick] == UNUSED) {
-      move(pick, USED);
-    }
-    return pick;
   }
 
   /** A random eligible (not H, not the missed one) member of the pool, or -1 if none is. */
@@ -189,6 +290,26 @@ public final class SubstitutionChooser {
   /** Substitutions made so far, all epochs. */
   public long substitutions() {
     return substitutions;
+  }
+
+  /** Substitutions made this epoch. */
+  public long substitutionsThisEpoch() {
+    return substitutionsThisEpoch;
+  }
+
+  /** Why misses were not substituted, all epochs (read under the caller's lock). */
+  public Refusals refusals() {
+    return refusals;
+  }
+
+  /** True once the warm-up is over (or waived): misses may be substituted. */
+  public boolean warm() {
+    return rules.fromStart() || epochsEnded > 0;
+  }
+
+  /** Samples owed to the trainer this epoch that it has not read yet. */
+  public int owedLeft() {
+    return owed.cardinality();
   }
 
   /** Cached samples of a class not yet served this epoch. */

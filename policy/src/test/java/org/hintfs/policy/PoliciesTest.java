@@ -116,7 +116,12 @@ class PoliciesTest {
     t.read(1, 4, 1, 0).read(1, 5, 1, 1).read(1, 9, 1, 1);
     // Room for 4 (of 7 distinct). Epoch 1: 4 misses, substituted by a cached class-0 sample;
     // 5 by a class-1 one; 9 is an H-sample: never substituted.
-    Simulator.Result r = Simulator.run(t, "impact", 4.0 / 7, new Simulator.Options(true, 1.0, 3));
+    Simulator.Result r =
+        Simulator.run(
+            t,
+            "impact",
+            4.0 / 7,
+            new Simulator.Options(true, new SubstitutionChooser.Rules(1.0, true, true), 3));
     assertThat(r.hits()).isZero();
     assertThat(r.substitutions()).isEqualTo(2 + 2); // epoch 0: 2 and 3 were substituted too
   }
@@ -208,44 +213,117 @@ class PoliciesTest {
     }
   }
 
-  @Property(tries = 200)
-  void substitutesShareTheClass_areNeverImportant_andNotReusedWhileUnusedRemain(
-      @ForAll @Size(min = 1, max = 200) List<@IntRange(min = 0, max = 39) Integer> ops) {
+  @Property(tries = 300)
+  void substitutionKeepsItsRules(
+      @ForAll @Size(min = 1, max = 300) List<@IntRange(min = 0, max = 40) Integer> ops,
+      @ForAll @IntRange(min = 0, max = 4) int maxTenths,
+      @ForAll boolean reuse,
+      @ForAll boolean fromStart) {
     int n = 40;
     int[] cls = new int[n];
     for (int i = 0; i < n; i++) {
       cls[i] = i % 4;
     }
     PolicyContext ctx = new PolicyContext(n, new Importance(n), null, cls);
-    for (int i = 0; i < n; i++) {
-      ctx.importance().set(i, i % 7); // 5 and 6 mod 7 are the top scores
+    for (int i = 0; i < n - 8; i++) {
+      ctx.importance().set(i, i % 7); // 5 and 6 mod 7 are the top scores; 32..39 have none
     }
-    SubstitutionChooser ch = new SubstitutionChooser(ctx, 1.0, 9);
+    double max = maxTenths / 4.0;
+    SubstitutionChooser ch =
+        new SubstitutionChooser(ctx, new SubstitutionChooser.Rules(max, reuse, fromStart), 9);
     java.util.BitSet cached = new java.util.BitSet();
     java.util.BitSet served = new java.util.BitSet();
+    java.util.BitSet stoodIn = new java.util.BitSet();
+    java.util.BitSet away = new java.util.BitSet();
+    java.util.BitSet owed = new java.util.BitSet();
+    int epoch = 0;
+    long reads = 0;
+    long subs = 0;
     for (int op : ops) {
-      if (op % 3 == 0) {
+      if (op == 40) { // an epoch ends
+        java.util.BitSet nextOwed = (java.util.BitSet) away.clone();
+        nextOwed.andNot(served);
+        assertThat(ch.newEpoch()).containsExactly(nextOwed.stream().toArray());
+        owed = nextOwed;
+        served.clear();
+        stoodIn.clear();
+        away.clear();
+        epoch++;
+        reads = subs = 0;
+        continue;
+      }
+      if (op % 5 == 0) {
         ch.cached(op);
         cached.set(op);
         continue;
       }
-      ch.accessed(op);
-      served.set(op);
-      int sub = ch.choose(op);
-      if (sub >= 0) {
-        assertThat(cls[sub]).isEqualTo(cls[op]);
-        assertThat(cached.get(sub)).isTrue();
-        assertThat(ctx.importance().isHigh(sub)).isFalse();
-        assertThat(ctx.importance().isHigh(op)).isFalse();
-        if (served.get(sub)) {
-          // Reused: then no unserved eligible sample of the class was cached.
-          for (int c = cached.nextSetBit(0); c >= 0; c = cached.nextSetBit(c + 1)) {
-            boolean eligible = cls[c] == cls[op] && c != op && !ctx.importance().isHigh(c);
-            assertThat(eligible && !served.get(c)).as("unused %d left", c).isFalse();
-          }
-        }
-        served.set(sub);
+      reads++;
+      boolean hit = cached.get(op);
+      boolean fetching = op % 11 == 1;
+      int sub = ch.opened(op, hit, fetching);
+      if (sub < 0) {
+        served.set(op);
+        owed.clear(op);
+        continue;
       }
+      subs++;
+      assertThat(hit).as("a hit is never substituted").isFalse();
+      assertThat(fetching).as("a fetch in flight is waited for").isFalse();
+      assertThat(fromStart || (epoch > 0 && ctx.importance().known(op))).as("warm-up").isTrue();
+      assertThat(owed.get(op)).as("owed from the last epoch").isFalse();
+      assertThat(subs).as("cap").isLessThanOrEqualTo((long) Math.floor(max * reads + 1e-9));
+      assertThat(cls[sub]).isEqualTo(cls[op]);
+      assertThat(cached.get(sub)).isTrue();
+      assertThat(ctx.importance().isHigh(sub)).isFalse();
+      assertThat(ctx.importance().isHigh(op)).isFalse();
+      if (!reuse) {
+        assertThat(served.get(sub)).as("%d stands in once, unserved", sub).isFalse();
+      } else if (served.get(sub)) {
+        // Reused: then no unserved eligible sample of the class was cached.
+        for (int c = cached.nextSetBit(0); c >= 0; c = cached.nextSetBit(c + 1)) {
+          boolean eligible = cls[c] == cls[op] && c != op && !ctx.importance().isHigh(c);
+          assertThat(eligible && !served.get(c)).as("unused %d left", c).isFalse();
+        }
+      }
+      stoodIn.set(sub);
+      served.set(sub);
+      away.set(op);
     }
+  }
+
+  @Test
+  void aSampleSubstitutedAwayIsOwed_andServedTheNextEpoch() {
+    int n = 10;
+    int[] cls = new int[n]; // one class
+    PolicyContext ctx = new PolicyContext(n, new Importance(n), null, cls);
+    for (int i = 0; i < n; i++) {
+      ctx.importance().set(i, i); // 8 and 9 are the H-samples (top 20%)
+    }
+    assertThat(ctx.importance().isHigh(4)).isFalse();
+    SubstitutionChooser ch =
+        new SubstitutionChooser(ctx, new SubstitutionChooser.Rules(1.0, false, false), 1);
+    ch.cached(0);
+    ch.cached(1);
+    // Epoch 0: warm-up, nothing is substituted.
+    assertThat(ch.opened(2, false, false)).isEqualTo(-1);
+    assertThat(ch.refusals().warmUp).isEqualTo(1);
+    assertThat(ch.newEpoch()).isEmpty();
+    // Epoch 1: 2 is substituted by 0 or 1; 3 by the other; 4 finds no unused stand-in; an
+    // H-sample is never substituted.
+    int a = ch.opened(2, false, false);
+    int b = ch.opened(3, false, false);
+    assertThat(List.of(a, b)).containsExactlyInAnyOrder(0, 1);
+    assertThat(ch.opened(4, false, false)).isEqualTo(-1);
+    assertThat(ch.refusals().noCandidate).isEqualTo(1);
+    assertThat(ch.opened(9, false, false)).isEqualTo(-1);
+    assertThat(ch.refusals().important).isEqualTo(1);
+    // 3 is read later in the same epoch: it reached the trainer and is not owed.
+    assertThat(ch.opened(3, false, false)).isEqualTo(-1);
+    assertThat(ch.newEpoch()).containsExactly(2);
+    // Epoch 2: 2 is owed: read, not substituted, though stand-ins are free again.
+    assertThat(ch.opened(2, false, false)).isEqualTo(-1);
+    assertThat(ch.refusals().owed).isEqualTo(1);
+    assertThat(ch.owedLeft()).isZero();
+    assertThat(ch.opened(3, false, false)).isIn(0, 1);
   }
 }

@@ -35,7 +35,12 @@ class RecordedTraceTest {
     Simulator.Result lru = Simulator.run(t, "lru", 0.2, Simulator.Options.PLAIN);
     Simulator.Result shade = Simulator.run(t, "shade", 0.2, Simulator.Options.PLAIN);
     assertThat(shade.hits()).isGreaterThanOrEqualTo(lru.hits());
-    Simulator.Result impact = Simulator.run(t, "impact", 0.2, new Simulator.Options(true, 1.0, 1));
+    Simulator.Result impact =
+        Simulator.run(
+            t,
+            "impact",
+            0.2,
+            new Simulator.Options(true, new SubstitutionChooser.Rules(1.0, true, true), 1));
     assertThat(impact.localRatio()).isGreaterThanOrEqualTo(0.9);
   }
 }

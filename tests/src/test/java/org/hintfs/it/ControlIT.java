@@ -63,7 +63,7 @@ class ControlIT {
             + "importance #10=3 train/c1/4.jpg=2\n"
             + "epoch 4\n"
             + "similar #3 #6 #9\n"
-            + "substitution on max 0.25\n"
+            + "substitution on max 0.25 reuse\n"
             + "policy shade\n");
     JsonNode s = stats();
     JsonNode h = s.path("hints");
@@ -74,6 +74,11 @@ class ControlIT {
     assertThat(h.path("scored_samples").asInt()).isGreaterThanOrEqualTo(5);
     assertThat(h.path("substitution").asBoolean()).isTrue();
     assertThat(h.path("substitution_max").asDouble()).isEqualTo(0.25);
+    JsonNode sub = s.path("substitution");
+    assertThat(sub.path("max").asDouble()).isEqualTo(0.25);
+    assertThat(sub.path("reuse").asBoolean()).isTrue();
+    assertThat(sub.path("from_start").asBoolean()).isFalse();
+    assertThat(sub.path("warm").asBoolean()).isFalse(); // no epoch has ended yet
     for (String kind :
         List.of("dataset", "loss", "importance", "epoch", "similar", "substitution", "policy")) {
       assertThat(h.path("accepted_by_kind").path(kind).asInt()).as(kind).isPositive();
@@ -122,6 +127,10 @@ class ControlIT {
             "epoch x",
             "substitution maybe",
             "substitution on max 7",
+            "substitution on max -0.1",
+            "substitution on max",
+            "substitution on sometimes",
+            "substitution off reuse",
             "policy fifo",
             "similar #1",
             "trace sideways",
@@ -139,6 +148,9 @@ class ControlIT {
     String errors = Files.readString(mnt.resolve(".hintfs/errors"));
     assertThat(errors).contains("unknown hint 'frobnicate'").contains("not a number: 'abc'");
     assertThat(errors).contains("no sample #9999").contains("unknown policy 'fifo'");
+    assertThat(errors)
+        .contains("max must be in [0, 1], not -0.1")
+        .contains("unknown substitution option 'sometimes': max <fraction>, reuse or from-start");
     // A half line waits for its end: two writes make one line.
     Files.write(control, "epo".getBytes(StandardCharsets.UTF_8), StandardOpenOption.WRITE);
     write("epoch 11\n");

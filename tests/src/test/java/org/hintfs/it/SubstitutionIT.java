@@ -6,45 +6,121 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Substitution through a real mount, read by a real PyTorch DataLoader. */
+/**
+ * Substitution through a real mount, read by a real PyTorch DataLoader that checks every byte
+ * string it receives against the source (tests/src/test/python/substitution_check.py).
+ */
 class SubstitutionIT {
   static final Path CHECK = Hintfs.ROOT.resolve("tests/src/test/python/substitution_check.py");
   static final Path MAKE = Hintfs.ROOT.resolve("mount-scripts/make_demo_dataset.py");
 
+  @TempDir static Path shared;
+  static Path src;
+
   @TempDir Path tmp;
   Path mnt;
+
+  @BeforeAll
+  static void dataset() throws Exception {
+    src = shared.resolve("src");
+    Hintfs.Result made =
+        Hintfs.exec(
+            List.of("/usr/bin/python3", MAKE.toString(), src.toString(), "--per-class", "40"), 300);
+    assertThat(made.rc()).as(made.out()).isZero(); // 400 train + 100 test PNGs
+  }
 
   @AfterEach
   void unmount() {
     Hintfs.unmountQuietly(mnt);
   }
 
-  @Test
-  void everySubstituteIsARealFileOfTheRequestedClass_andDecodes() throws Exception {
-    Path src = tmp.resolve("src");
-    Hintfs.Result made =
-        Hintfs.exec(
-            List.of("/usr/bin/python3", MAKE.toString(), src.toString(), "--per-class", "40"), 300);
-    assertThat(made.rc()).as(made.out()).isZero();
+  /** Mounts the dataset with a disk cache of 10% and no RAM tier, runs the check, its JSON. */
+  JsonNode check(int epochs, String rules, boolean losses) throws Exception {
     mnt = Files.createDirectories(tmp.resolve("mnt"));
-    // 400 train + 100 test PNGs; a cache of 15% holds a fraction of them.
-    Hintfs.mount(src, mnt, "--cache-size", "15%");
-    Hintfs.Result r =
-        Hintfs.exec(
-            List.of("/usr/bin/python3", CHECK.toString(), mnt.toString(), src.toString(), "3"),
-            600);
+    Hintfs.mount(src, mnt, "--cache-size", "10%", "--ram-cache", "0");
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                "/usr/bin/python3",
+                CHECK.toString(),
+                mnt.toString(),
+                src.toString(),
+                String.valueOf(epochs),
+                "--rules",
+                rules));
+    if (losses) {
+      cmd.add("--losses");
+    }
+    Hintfs.Result r = Hintfs.exec(cmd, 600);
     assertThat(r.rc()).as(r.out()).isZero();
-    JsonNode n = new ObjectMapper().readTree(r.out().strip().lines().reduce((a, b) -> b).get());
-    assertThat(n.path("reads").asInt()).isEqualTo(3 * 400);
-    // Substitution happened, and every one the mount counted was seen by the reader as another
-    // file's bytes (of the right class: the script asserts that for every read).
+    return new ObjectMapper().readTree(r.out().strip().lines().reduce((a, b) -> b).get());
+  }
+
+  @Test
+  void defaults_neverStarveTraining() throws Exception {
+    // `substitution on` and nothing else, losses every batch: every file the reader got was a
+    // real file of the requested class (the script asserts it for every read), and ...
+    JsonNode n = check(4, "", true);
+    int dataset = n.path("dataset").asInt();
+    assertThat(n.path("reads").asInt()).isEqualTo(4 * dataset);
+    JsonNode epochs = n.path("epochs");
+    // ... nothing is substituted before importance is known (the first epoch) ...
+    assertThat(epochs.get(0).path("substituted").asInt()).isZero();
+    // ... then some is, never past the default cap of 20% of the epoch's reads, so every epoch
+    // serves at least 80% of the dataset ...
     assertThat(n.path("substituted").asInt()).isPositive();
+    for (JsonNode e : epochs) {
+      assertThat(e.path("substituted").asInt()).isLessThanOrEqualTo(dataset / 5);
+      assertThat(e.path("distinct").asDouble() / dataset).isGreaterThanOrEqualTo(0.8);
+      // ... no file stands in twice in an epoch ...
+      assertThat(e.path("repeats").asInt()).isZero();
+    }
+    // ... and any two consecutive epochs serve every sample.
+    assertThat(n.path("least_two_epoch_coverage").asDouble()).isEqualTo(1.0);
+    // The mount counts what the reader saw, and shows it.
+    JsonNode sub = n.path("substitution");
     assertThat(n.path("stats_substitutions").asInt()).isEqualTo(n.path("substituted").asInt());
+    assertThat(sub.path("max").asDouble()).isEqualTo(0.2);
+    assertThat(sub.path("reuse").asBoolean()).isFalse();
+    assertThat(sub.path("warm").asBoolean()).isTrue();
+    assertThat(sub.path("longest_unserved_epochs").asInt()).isLessThanOrEqualTo(1);
+    JsonNode mountEpochs = sub.path("epochs");
+    for (int e = 0; e < 3; e++) { // the epochs the mount has closed (the 4th is still open)
+      JsonNode me = mountEpochs.get(e);
+      assertThat(me.path("epoch").asInt()).isEqualTo(e);
+      assertThat(me.path("complete").asBoolean()).isTrue();
+      assertThat(me.path("distinct_served").asInt())
+          .as("epoch %d", e)
+          .isEqualTo(epochs.get(e).path("distinct").asInt());
+      assertThat(me.path("substitutions").asInt())
+          .isEqualTo(epochs.get(e).path("substituted").asInt());
+    }
+    assertThat(sub.path("not_substituted").path("warm_up").asLong()).isPositive();
     assertThat(n.path("policy").asText()).isEqualTo("impact");
+  }
+
+  @Test
+  void fromStart_substitutesInTheFirstEpoch_andReuseLetsAStandInServeAgain() throws Exception {
+    // No losses at all: only from-start may substitute samples with no score. The whole epoch may
+    // be substituted, and a cache of 10% soon runs out of stand-ins not yet served.
+    JsonNode n = check(2, "max 1.0 from-start reuse", false);
+    assertThat(n.path("epochs").get(0).path("substituted").asInt()).isPositive();
+    assertThat(n.path("repeats").asInt()).isPositive();
+    assertThat(n.path("substitution").path("reuse").asBoolean()).isTrue();
+    Hintfs.unmountQuietly(mnt);
+    tmp = Files.createDirectories(tmp.resolve("again"));
+    // Without reuse: from the first epoch too, but each stand-in at most once per epoch.
+    JsonNode once = check(2, "max 1.0 from-start", false);
+    assertThat(once.path("epochs").get(0).path("substituted").asInt()).isPositive();
+    assertThat(once.path("repeats").asInt()).isZero();
+    assertThat(once.path("stats_substitutions").asInt())
+        .isEqualTo(once.path("substituted").asInt());
   }
 }

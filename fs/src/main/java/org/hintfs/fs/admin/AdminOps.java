@@ -10,12 +10,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.fs.ErrorTable;
 import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.control.Hint;
 import org.hintfs.fs.store.TieredCache;
 import org.slf4j.Logger;
@@ -60,14 +60,7 @@ public final class AdminOps implements AutoCloseable {
     this.catalog = catalog;
     this.errors = errors;
     this.pinFile = cacheDir == null ? null : cacheDir.resolve("pinned.txt");
-    this.workers =
-        Executors.newFixedThreadPool(
-            threads,
-            r -> {
-              Thread t = new Thread(r, "admin-prefetch");
-              t.setDaemon(true);
-              return t;
-            });
+    this.workers = DaemonThreads.pool("admin-prefetch", threads);
     for (int i = 0; i < threads; i++) {
       workers.execute(this::work);
     }

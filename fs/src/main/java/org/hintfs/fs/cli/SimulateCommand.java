@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.hintfs.policy.Policies;
+import org.hintfs.policy.SubstitutionChooser;
 import org.hintfs.policy.sim.Simulator;
 import org.hintfs.policy.sim.Trace;
 import org.hintfs.policy.sim.TraceGenerators;
@@ -79,9 +80,19 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Option(
       names = "--max-substitution",
-      defaultValue = "1.0",
+      defaultValue = "" + SubstitutionChooser.Rules.DEFAULT_MAX,
       description = "most of an epoch's reads that may be substituted (default: ${DEFAULT-VALUE})")
   double maxSubstitution;
+
+  @Option(
+      names = "--reuse",
+      description = "+sub: a sample already served in the epoch may stand in again")
+  boolean reuse;
+
+  @Option(
+      names = "--from-start",
+      description = "+sub: substitute from the first read (no warm-up epoch, unscored samples too)")
+  boolean fromStart;
 
   @Option(names = "--write-trace", paramLabel = "FILE", description = "save the generated trace")
   Path writeTrace;
@@ -98,6 +109,12 @@ final class SimulateCommand implements Callable<Integer> {
       if (!(s > 0 && s <= 100)) {
         throw new UserError("cache sizes are percentages in (0, 100], not " + s);
       }
+    }
+    SubstitutionChooser.Rules rules;
+    try {
+      rules = new SubstitutionChooser.Rules(maxSubstitution, reuse, fromStart);
+    } catch (IllegalArgumentException e) {
+      throw new UserError("--max-substitution: " + e.getMessage());
     }
     String kind = generate != null ? generate : traceFile != null ? "file" : "uniform";
     if (traceFile != null && generate != null) {
@@ -131,7 +148,7 @@ final class SimulateCommand implements Callable<Integer> {
       List<Simulator.Result> rows = new ArrayList<>();
       for (String p : policies) {
         boolean sub = p.endsWith("+sub");
-        Simulator.Options opt = new Simulator.Options(sub, maxSubstitution, seed);
+        Simulator.Options opt = new Simulator.Options(sub, rules, seed);
         if (trace == null && base(p).equals("clairvoyant")) {
           continue; // the PADS order depends on the cache: nothing to be clairvoyant about
         }

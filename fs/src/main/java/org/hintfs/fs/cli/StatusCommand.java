@@ -179,6 +179,7 @@ final class StatusCommand implements Callable<Integer> {
             + h.path("epoch").asLong()
             + ", substitutions "
             + s.path("substitutions").asLong());
+    row(out, "substitution", substitutionLine(s.path("substitution")));
     JsonNode p = s.path("prediction");
     row(
         out,
@@ -277,5 +278,41 @@ final class StatusCommand implements Callable<Integer> {
     } catch (IOException e) {
       return Optional.empty();
     }
+  }
+
+  /** Substitution: the rules in force and what the trainers received in the last whole epoch. */
+  static String substitutionLine(JsonNode sub) {
+    if (!sub.path("on").asBoolean()) {
+      return "off";
+    }
+    StringBuilder b =
+        new StringBuilder("on, at most ")
+            .append(Math.round(sub.path("max").asDouble() * 100))
+            .append("% of an epoch's reads")
+            .append(sub.path("reuse").asBoolean() ? ", reuse allowed" : ", each stand-in once")
+            .append(
+                sub.path("warm").asBoolean()
+                    ? ""
+                    : ", warming up (none until the first epoch ends)");
+    JsonNode last = null;
+    for (JsonNode e : sub.path("epochs")) {
+      if (e.path("complete").asBoolean()) {
+        last = e;
+      }
+    }
+    if (last != null) {
+      b.append("; epoch ")
+          .append(last.path("epoch").asLong())
+          .append(": ")
+          .append(
+              String.format(java.util.Locale.ROOT, "%.1f", 100 * last.path("coverage").asDouble()))
+          .append("% of samples served, ")
+          .append(last.path("substitutions").asLong())
+          .append(" substituted");
+    }
+    return b.append("; longest unserved ")
+        .append(sub.path("longest_unserved_epochs").asLong())
+        .append(" epoch(s)")
+        .toString();
   }
 }

@@ -6,6 +6,7 @@ import java.util.Locale;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.ImageFolderView;
 import org.hintfs.policy.Policies;
+import org.hintfs.policy.SubstitutionChooser;
 
 /**
  * Parses one control line into a {@link Hint}, checking everything that can be checked now (syntax,
@@ -18,7 +19,7 @@ import org.hintfs.policy.Policies;
  * importance &lt;sample&gt;=&lt;score&gt; ...       direct scores
  * epoch &lt;e&gt;                             a new epoch begins
  * similar &lt;sample&gt; &lt;neighbour&gt; ...      neighbours a missed sample may be substituted with
- * substitution on|off [max &lt;fraction&gt;]
+ * substitution off | on [max &lt;fraction&gt;] [reuse] [from-start]
  * policy &lt;name&gt;
  * trace on|off
  * seed &lt;s&gt; [epoch &lt;e&gt;] [world &lt;w&gt; rank &lt;r&gt;] [sampler distributed|random] [drop_last]
@@ -275,30 +276,52 @@ public final class ControlParser {
     return new Hint.Similar(s, ns);
   }
 
+  private static final String SUBSTITUTION_USAGE =
+      "usage: substitution off | substitution on [max <fraction>] [reuse] [from-start]";
+
+  /**
+   * {@code substitution on} with the defaults for every option not given ({@link
+   * SubstitutionChooser.Rules#defaults}); {@code substitution off}.
+   */
   private Hint substitution(String[] f, ImageFolderView view) {
-    if (f.length != 2 && f.length != 4) {
-      throw new InvalidHintException("usage: substitution on|off [max <fraction>]");
+    if (f.length < 2) {
+      throw new InvalidHintException(SUBSTITUTION_USAGE);
     }
     boolean on = onOff(f[1]);
-    double max = state.substitutionMax();
-    if (f.length == 4) {
-      if (!f[2].equals("max")) {
-        throw new InvalidHintException("usage: substitution on|off [max <fraction>]");
+    SubstitutionChooser.Rules d = SubstitutionChooser.Rules.defaults();
+    double max = d.maxFraction();
+    boolean reuse = d.reuse();
+    boolean fromStart = d.fromStart();
+    for (int k = 2; k < f.length; k++) {
+      if (!on) {
+        throw new InvalidHintException("substitution off takes no options, not '" + f[k] + "'");
       }
-      try {
-        max = Double.parseDouble(f[3]);
-      } catch (NumberFormatException e) {
-        throw new InvalidHintException("max must be a number in [0, 1], not '" + f[3] + "'");
-      }
-      if (!(max >= 0 && max <= 1)) {
-        throw new InvalidHintException("max must be in [0, 1], not " + f[3]);
+      switch (f[k]) {
+        case "reuse" -> reuse = true;
+        case "from-start" -> fromStart = true;
+        case "max" -> {
+          if (++k == f.length) {
+            throw new InvalidHintException("max needs a fraction in [0, 1]");
+          }
+          try {
+            max = Double.parseDouble(f[k]);
+          } catch (NumberFormatException e) {
+            throw new InvalidHintException("max must be a number in [0, 1], not '" + f[k] + "'");
+          }
+          if (!(max >= 0 && max <= 1)) {
+            throw new InvalidHintException("max must be in [0, 1], not " + f[k]);
+          }
+        }
+        default ->
+            throw new InvalidHintException(
+                "unknown substitution option '" + f[k] + "': max <fraction>, reuse or from-start");
       }
     }
     if (on && view == null) {
       throw new InvalidHintException(
           "substitution needs the dataset first (a 'dataset <dir>' line): classes come from it");
     }
-    return new Hint.Substitution(on, max);
+    return new Hint.Substitution(on, new SubstitutionChooser.Rules(max, reuse, fromStart));
   }
 
   /** A sample: {@code #index} under the dataset, or a path to a file in the mount. */

@@ -17,8 +17,9 @@ public sealed interface Hint {
   /** Neighbours a missed sample may be substituted with. */
   record Similar(int sample, int[] neighbours) implements Hint {}
 
-  /** Substitution on or off, with the per-epoch cap. */
-  record Substitution(boolean on, double maxFraction) implements Hint {}
+  /** Substitution on (with its rules) or off. */
+  record Substitution(boolean on, org.hintfs.policy.SubstitutionChooser.Rules rules)
+      implements Hint {}
 
   /** Select a cache policy. */
   record Policy(String name) implements Hint {}

@@ -12,9 +12,11 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.stream.SamplerSpec;
 import org.hintfs.fs.stream.Stream;
 import org.hintfs.fs.stream.Streams;
+import org.hintfs.policy.Coverage;
 import org.hintfs.policy.ImageFolderView;
 import org.hintfs.policy.Importance;
 import org.hintfs.policy.PolicyContext;
@@ -72,6 +74,12 @@ public final class HintState {
 
     /** An epoch hint for an epoch the mount is not in yet: per-epoch counters start again. */
     default void epochStarted(int epoch) {}
+
+    /**
+     * A new epoch began with samples substituted away in the last one and never served: they must
+     * reach the trainer in this one, fetch them ahead.
+     */
+    default void owed(int[] ids) {}
   }
 
   /** A checked line and the stream it came from (null: a writer with no stream). */
@@ -93,7 +101,11 @@ public final class HintState {
   private volatile int[] sampleOfNode;
   private volatile SubstitutionChooser chooser;
   private volatile boolean substitution;
-  private volatile double substitutionMax = 1.0;
+  private volatile SubstitutionChooser.Rules substitutionRules =
+      SubstitutionChooser.Rules.defaults();
+  private volatile Coverage coverage;
+  private ImageFolderView chooserView; // under the policy lock
+  private final Object epochLock = new Object();
   private volatile int epoch;
   private volatile boolean epochSeen;
   private volatile AtomicLongArray perClass = new AtomicLongArray(0);
@@ -103,13 +115,7 @@ public final class HintState {
   private final Map<String, LongAdder> byVerb = new ConcurrentHashMap<>();
   private final Map<Integer, ImageFolderView> views = new ConcurrentHashMap<>();
   private final java.util.concurrent.ExecutorService detector =
-      java.util.concurrent.Executors.newSingleThreadExecutor(
-          r -> {
-            Thread t = new Thread(r, "order-detector");
-            t.setDaemon(true);
-            t.setPriority(Thread.MIN_PRIORITY);
-            return t;
-          });
+      DaemonThreads.pool("order-detector", 1, Thread.MIN_PRIORITY);
   public final LongAdder detections = new LongAdder();
   public final LongAdder detectionSearches = new LongAdder();
   public final LongAdder detectionMicros = new LongAdder();
@@ -170,8 +176,42 @@ public final class HintState {
     return datasetDir;
   }
 
-  public double substitutionMax() {
-    return substitutionMax;
+  /** The substitution rules in force (or that {@code substitution on} last set). */
+  public SubstitutionChooser.Rules substitutionRules() {
+    return substitutionRules;
+  }
+
+  /** What the trainers received per epoch under the default dataset, or null before one. */
+  public Coverage coverage() {
+    return coverage;
+  }
+
+  /** The chooser's state, for stats: read under the policy lock. */
+  public record ChooserState(
+      boolean warm,
+      long substitutionsThisEpoch,
+      int owedLeft,
+      SubstitutionChooser.Refusals refusals) {}
+
+  /** A snapshot of the chooser, or null when substitution never ran. */
+  public ChooserState chooserState() {
+    ChooserState[] out = {null};
+    effects.underPolicyLock(
+        () -> {
+          SubstitutionChooser c = chooser;
+          if (c != null) {
+            SubstitutionChooser.Refusals r = new SubstitutionChooser.Refusals();
+            SubstitutionChooser.Refusals from = c.refusals();
+            r.warmUp = from.warmUp;
+            r.important = from.important;
+            r.owed = from.owed;
+            r.inFlight = from.inFlight;
+            r.capped = from.capped;
+            r.noCandidate = from.noCandidate;
+            out[0] = new ChooserState(c.warm(), c.substitutionsThisEpoch(), c.owedLeft(), r);
+          }
+        });
+    return out[0];
   }
 
   public boolean substitution() {
@@ -236,7 +276,7 @@ public final class HintState {
             detections.increment();
             SamplerSpec spec =
                 new SamplerSpec(m.generatorSeed(), m.world(), m.rank(), m.sampler(), false, false);
-            queue.add(new Queued(st, new Hint.Detected(spec, 0, m, micros)));
+            enqueue(new Queued(st, new Hint.Detected(spec, 0, m, micros)));
           } else {
             st.setDetectMicros(micros);
             log.info("stream {}: no sampler order explains its first reads", st.id());
@@ -256,8 +296,7 @@ public final class HintState {
     }
     if (st.claimAdvance()) {
       st.markAdvanced();
-      queue.add(
-          new Queued(st, new Hint.Detected(spec, st.epoch() + st.detectedEpochStep(), m, -1)));
+      enqueue(new Queued(st, new Hint.Detected(spec, st.epoch() + st.detectedEpochStep(), m, -1)));
     }
   }
 
@@ -277,12 +316,12 @@ public final class HintState {
         writer.setDataset(d.dir(), d.view());
       }
     }
-    if (h instanceof Hint.Substitution s) {
-      substitutionMax = s.maxFraction();
+    if (h instanceof Hint.Substitution s && s.on()) {
+      substitutionRules = s.rules();
     }
     accepted.increment();
     byVerb.computeIfAbsent(verb, k -> new LongAdder()).increment();
-    queue.add(new Queued(writer, h));
+    enqueue(new Queued(writer, h));
   }
 
   /** Records a rejected line for {@code /.hintfs/errors}. */
@@ -311,14 +350,42 @@ public final class HintState {
     return m;
   }
 
+  /**
+   * Waits until every hint queued so far is applied, at most {@code timeoutMs}.
+   *
+   * @return true if they were
+   */
+  public boolean awaitApplied(long timeoutMs) {
+    long end = System.nanoTime() + timeoutMs * 1_000_000;
+    while (pending.get() > 0) {
+      if (System.nanoTime() > end) {
+        return false;
+      }
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Waits until every hint queued so far is applied. */
   public void drain() throws InterruptedException {
-    while (!queue.isEmpty() || applying) {
+    while (pending.get() > 0) {
       Thread.sleep(2);
     }
   }
 
-  private volatile boolean applying;
+  /** Hints queued and not yet applied (or being applied). */
+  private final java.util.concurrent.atomic.AtomicLong pending =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  private void enqueue(Queued q) {
+    pending.incrementAndGet();
+    queue.add(q);
+  }
 
   private void setDataset(Hint.Dataset d) {
     ImageFolderView v = d.view();
@@ -333,11 +400,83 @@ public final class HintState {
     }
     sampleOfNode = v.sampleOfNode(entries);
     perClass = new AtomicLongArray(v.classes() * 3);
+    coverage = new Coverage(classOf, epoch);
     view = v;
   }
 
+  /**
+   * An open of dataset sample {@code id}: asks the chooser for a substitute when substitution is
+   * on, and counts what the reader receives.
+   *
+   * @param hit the sample is cached
+   * @param fetching a fetch of it is already in flight
+   * @return the substitute to serve, or -1 to serve the sample itself
+   */
+  public int opened(int id, boolean hit, boolean fetching) {
+    int sub = -1;
+    if (substitution) {
+      int[] pick = {-1};
+      effects.underPolicyLock(
+          () -> {
+            SubstitutionChooser c = chooser;
+            if (substitution && c != null) {
+              pick[0] = c.opened(id, hit, fetching);
+            }
+          });
+      sub = pick[0];
+    }
+    countOpen(id, hit, sub >= 0);
+    Coverage cov = coverage;
+    if (cov != null && cov.served(sub >= 0 ? sub : id, sub >= 0) && !epochSeen) {
+      // No epoch was ever announced: a dataset's worth of reads makes one.
+      startEpoch(cov.epoch() + 1, false);
+    }
+    return sub;
+  }
+
+  /**
+   * Ends the mount's epoch and starts {@code next}: the chooser's per-epoch rules and the coverage
+   * start again, and what was substituted away and never served is fetched ahead. An announced
+   * epoch the mount is in already (another rank's line) changes nothing; the first announcement
+   * before any read only numbers the epoch.
+   */
+  private void startEpoch(int next, boolean announced) {
+    synchronized (epochLock) {
+      if (announced) {
+        boolean first = !epochSeen;
+        if (!first && next == epoch) {
+          return;
+        }
+        epochSeen = true;
+        effects.epochStarted(next);
+        Coverage cov = coverage;
+        if (first && (cov == null || cov.renumber(next))) {
+          epoch = next;
+          return;
+        }
+      } else if (epochSeen) {
+        return;
+      }
+      int[][] owed = {new int[0]};
+      effects.underPolicyLock(
+          () -> {
+            epoch = next;
+            if (chooser != null) {
+              owed[0] = chooser.newEpoch();
+            }
+          });
+      Coverage cov = coverage;
+      if (cov != null) {
+        cov.newEpoch(next);
+      }
+      if (owed[0].length > 0 && substitution) {
+        effects.owed(owed[0]);
+      }
+    }
+  }
+
   /** Counts an open of a dataset sample: hit, miss or substituted. */
-  public void countOpen(int id, boolean hit, boolean substituted) {
+  private void countOpen(int id, boolean hit, boolean substituted) {
     int c = classOf(id);
     AtomicLongArray pc = perClass;
     if (c >= 0 && 3 * c + 2 < pc.length()) {
@@ -378,13 +517,12 @@ public final class HintState {
       if (q == null) {
         continue;
       }
-      applying = true;
       try {
         apply(q.stream(), q.hint());
       } catch (RuntimeException e) {
         log.warn("applying {} failed: {}", q.hint().getClass().getSimpleName(), e.toString());
       } finally {
-        applying = !queue.isEmpty();
+        pending.decrementAndGet();
       }
     }
   }
@@ -421,19 +559,9 @@ public final class HintState {
           predict(st, sd, e.epoch());
         }
       }
-      if (e.epoch() != epoch || !epochSeen) {
-        // The first rank to announce an epoch starts it for the mount; the others' lines for the
-        // same epoch change only their own stream.
-        epochSeen = true;
-        effects.epochStarted(e.epoch());
-        effects.underPolicyLock(
-            () -> {
-              epoch = e.epoch();
-              if (chooser != null) {
-                chooser.newEpoch();
-              }
-            });
-      }
+      // The first rank to announce an epoch starts it for the mount; the others' lines for the
+      // same epoch change only their own stream.
+      startEpoch(e.epoch(), true);
     } else if (h instanceof Hint.Detected d) {
       if (st.hinted()) {
         return; // an explicit hint always wins
@@ -454,7 +582,7 @@ public final class HintState {
     } else if (h instanceof Hint.Seed sd) {
       st.markHinted();
       st.setEpoch(sd.epoch());
-      epoch = sd.epoch();
+      startEpoch(sd.epoch(), true);
       predict(st, sd.spec(), sd.epoch());
     } else if (h instanceof Hint.Order o) {
       st.markHinted();
@@ -485,8 +613,8 @@ public final class HintState {
             if (s.on() && chooser == null) {
               rebuildChooser();
             }
-            if (chooser != null) {
-              chooser.setMaxFraction(s.maxFraction());
+            if (chooser != null && s.on()) {
+              chooser.setRules(s.rules());
             }
           });
     } else if (h instanceof Hint.Policy p) {
@@ -607,10 +735,11 @@ public final class HintState {
 
   /** A chooser over the current classes, seeded with what is cached now. Under the policy lock. */
   private void rebuildChooser() {
-    if (view == null || (!substitution && chooser == null)) {
-      return;
+    if (view == null || (!substitution && chooser == null) || chooserView == view) {
+      return; // nothing to choose from, or the same dataset again (every rank declares it)
     }
-    SubstitutionChooser c = new SubstitutionChooser(context, substitutionMax, 1);
+    chooserView = view;
+    SubstitutionChooser c = new SubstitutionChooser(context, substitutionRules, 1);
     for (int id : effects.cachedIds()) {
       c.cached(id);
     }

@@ -2,13 +2,13 @@ package org.hintfs.fs.prefetch;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntConsumer;
 import java.util.function.IntPredicate;
 import java.util.function.IntToLongFunction;
 import java.util.function.Supplier;
+import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.stream.PredictedOrder;
 import org.hintfs.fs.stream.Stream;
 import org.hintfs.fs.stream.Streams;
@@ -66,14 +66,7 @@ public final class Prefetcher implements AutoCloseable {
     this.isCached = isCached;
     this.sizeOf = sizeOf;
     this.fetch = fetch;
-    this.pool =
-        Executors.newFixedThreadPool(
-            Math.max(1, threads),
-            r -> {
-              Thread t = new Thread(r, "prefetch");
-              t.setDaemon(true);
-              return t;
-            });
+    this.pool = DaemonThreads.pool("prefetch", threads);
   }
 
   /** A stream's order changed: schedule it from its beginning and judge it afresh. */

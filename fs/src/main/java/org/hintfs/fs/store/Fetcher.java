@@ -47,6 +47,11 @@ final class Fetcher {
     return inflight.size();
   }
 
+  /** True while a load for {@code key} runs. */
+  boolean isFetching(long key) {
+    return inflight.containsKey(key);
+  }
+
   /** Runs {@code load} unless a load for {@code key} is already running, then waits for it. */
   byte[] fetch(long key, Load load) throws IOException {
     CompletableFuture<byte[]> mine = new CompletableFuture<>();

@@ -68,6 +68,7 @@ public final class TieredCache implements AutoCloseable {
   private final long[] charged;
   private final Map<Integer, BitSet> blocksOf = new HashMap<>();
   private final BitSet pinned = new BitSet();
+  private final BitSet held = new BitSet();
   private long capacity;
   private long used;
 
@@ -246,6 +247,7 @@ public final class TieredCache implements AutoCloseable {
     synchronized (this) {
       hit = inRam || charged[id] > 0;
       policy.recordAccess(id, hit);
+      held.clear(id); // read: its hold has done its work
     }
     (hit ? stats.openHits : stats.openMisses).increment();
     return hit;
@@ -358,7 +360,8 @@ public final class TieredCache implements AutoCloseable {
       return;
     }
     // The policy is asked only when storing would cost a victim; free space takes anything.
-    if (first && used + c > capacity && !pinned.get(id) && !policy.admit(id)) {
+    boolean kept = pinned.get(id) || held.get(id);
+    if (first && used + c > capacity && !kept && !policy.admit(id)) {
       return;
     }
     if (!first) {
@@ -438,7 +441,7 @@ public final class TieredCache implements AutoCloseable {
         if (v < 0 || v == keep) {
           return false;
         }
-        if (pinned.get(v)) {
+        if (pinned.get(v) || held.get(v)) {
           policy.removed(v);
           if (passedOver == null) {
             passedOver = new java.util.ArrayList<>();
@@ -456,6 +459,39 @@ public final class TieredCache implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Holds a file until its next open: like a pin (admitted whatever the policy says, never evicted
+   * for room) but released by that open, or by {@link #releaseHolds}. Substitution's owed samples
+   * are held so that what is fetched for the trainer is still there when it asks.
+   */
+  public synchronized void hold(int id) {
+    held.set(id);
+  }
+
+  /** Releases every hold; the files stay cached until the policy picks them. */
+  public synchronized void releaseHolds() {
+    held.clear();
+  }
+
+  /** Held files and their cached bytes: {files, bytes}. */
+  public synchronized long[] heldUsage() {
+    return usage(held);
+  }
+
+  /** The files of {@code set} and their cached bytes: {files, bytes}. Caller holds the lock. */
+  private long[] usage(BitSet set) {
+    long bytes = 0;
+    for (int id = set.nextSetBit(0); id >= 0; id = set.nextSetBit(id + 1)) {
+      bytes += charged[id];
+    }
+    return new long[] {set.cardinality(), bytes};
+  }
+
+  /** True while a source fetch of the file (its first block) is under way. */
+  public boolean isFetching(int id) {
+    return fetcher.isFetching(((long) id) << 32);
   }
 
   /** Pins a file: it is admitted whatever the policy says and never evicted for room. */
@@ -480,11 +516,7 @@ public final class TieredCache implements AutoCloseable {
 
   /** Pinned files and their cached bytes: {files, bytes}. */
   public synchronized long[] pinnedUsage() {
-    long bytes = 0;
-    for (int id = pinned.nextSetBit(0); id >= 0; id = pinned.nextSetBit(id + 1)) {
-      bytes += charged[id];
-    }
-    return new long[] {pinned.cardinality(), bytes};
+    return usage(pinned);
   }
 
   /**
@@ -496,6 +528,7 @@ public final class TieredCache implements AutoCloseable {
     boolean had;
     synchronized (this) {
       pinned.clear(id);
+      held.clear(id);
       had = charged[id] > 0;
       if (had) {
         evict(id);

@@ -42,8 +42,8 @@ public final class Simulator {
   }
 
   /** Options of a run. */
-  public record Options(boolean substitution, double maxSubstitution, long seed) {
-    public static final Options PLAIN = new Options(false, 1.0, 1);
+  public record Options(boolean substitution, SubstitutionChooser.Rules rules, long seed) {
+    public static final Options PLAIN = new Options(false, SubstitutionChooser.Rules.defaults(), 1);
   }
 
   /** Replays {@code trace} through policy {@code name} with {@code fraction} of its bytes. */
@@ -107,7 +107,7 @@ public final class Simulator {
       this.policy = Policies.create(name, ctx);
       this.chooser =
           opt.substitution() && classes != null
-              ? new SubstitutionChooser(ctx, opt.maxSubstitution(), opt.seed())
+              ? new SubstitutionChooser(ctx, opt.rules(), opt.seed())
               : null;
       this.cached = new BitSet(samples);
       this.capacity = capacity;
@@ -139,22 +139,19 @@ public final class Simulator {
     /** One read; returns true if it was served locally (hit or substitute). */
     boolean read(int ep, int s, int size) {
       if (ep != epoch) {
-        epoch = ep;
-        if (chooser != null) {
+        if (chooser != null && epoch != Integer.MIN_VALUE) {
           chooser.newEpoch();
         }
+        epoch = ep;
       }
       reads++;
       boolean hit = cached.get(s);
       policy.recordAccess(s, hit);
-      if (chooser != null) {
-        chooser.accessed(s);
-      }
+      boolean substituted = chooser != null && chooser.opened(s, hit, false) >= 0;
       if (hit) {
         hits++;
         return true;
       }
-      boolean substituted = chooser != null && chooser.choose(s) >= 0;
       if (substituted) {
         subs++;
       }
