@@ -21,10 +21,13 @@ each epoch's order as an `order` hint when the loader starts the epoch; `HintSam
 Each call is one write to MOUNT/.hintfs/control. A line the mount rejects raises HintError
 with the mount's reason (also kept in MOUNT/.hintfs/errors); nothing accepted before is lost.
 """
+from __future__ import annotations
+
 import errno
 import json
 import os
 import random
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional
 
 __all__ = ["Hints", "HintError", "HintSampler", "FollowedSampler"]
 
@@ -39,7 +42,8 @@ class HintError(ValueError):
 class Hints:
     """Writes hint lines to a hintfs mount's control file."""
 
-    def __init__(self, mount, dataset=None, job=None, rank=None):
+    def __init__(self, mount: str, dataset: Optional[str] = None, job: Optional[str] = None,
+                 rank: Optional[int] = None) -> None:
         """job/rank: name the stream explicitly (every line is sent as 'job <job> [rank <r>] ...'),
         for a writer that is not the readers' ancestor (a sidecar process). Leave them out when the
         training process itself writes: the mount then finds its DataLoader workers by ancestry."""
@@ -54,19 +58,21 @@ class Hints:
         if dataset is not None:
             self.dataset(dataset)
 
-    def close(self):
+    def close(self) -> None:
+        """Closes the control file (also on leaving a ``with`` block)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Hints":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def send(self, *lines):
-        """Writes raw protocol lines in one write."""
+    def send(self, *lines: str) -> None:
+        """Writes raw protocol lines in one write. Raises HintError with the mount's reason if it
+        rejects one (the lines before it stand)."""
         data = "".join(self._prefix + line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
         try:
             os.write(self._fd, data)
@@ -75,32 +81,35 @@ class Hints:
                 raise HintError(self.errors().strip().splitlines()[-1]) from None
             raise
 
-    def dataset(self, path):
+    def dataset(self, path: str) -> None:
         """The ImageFolder root (relative to the mount, or an absolute path inside it)."""
         if os.path.isabs(path):
             path = os.path.relpath(path, self.mount)
         self.send("dataset " + path)
 
-    def losses(self, indices, losses):
+    def losses(self, indices: Iterable[int], losses: Iterable[float]) -> None:
         """One minibatch of per-sample losses (ImageFolder indices, floats)."""
         self.send("loss " + " ".join("#%d=%r" % (int(i), float(l)) for i, l in zip(indices, losses)))
 
-    def importance(self, scores):
+    def importance(self, scores: Mapping[int, float]) -> None:
         """Direct importance scores: {index: score}."""
         self.send("importance " + " ".join("#%d=%r" % (int(i), float(s)) for i, s in scores.items()))
 
-    def epoch(self, e):
+    def epoch(self, e: int) -> None:
+        """A new epoch begins (for this writer's stream; the first rank's starts it for the
+        mount: substitution's per-epoch rules and coverage)."""
         self.send("epoch %d" % e)
 
-    def seed(self, seed, epoch=0, world=1, rank=0, sampler="distributed", drop_last=False,
-             persistent_workers=False):
+    def seed(self, seed: int, epoch: int = 0, world: int = 1, rank: int = 0,
+             sampler: str = "distributed", drop_last: bool = False,
+             persistent_workers: bool = False) -> None:
         """This rank's sampler: DistributedSampler(seed=seed, num_replicas=world, rank=rank), or
         sampler="random" for DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))."""
         self.send("seed %d epoch %d world %d rank %d sampler %s%s%s" % (
             int(seed), int(epoch), int(world), int(rank), sampler,
             " drop_last" if drop_last else "", " persistent_workers" if persistent_workers else ""))
 
-    def order(self, indices):
+    def order(self, indices: Iterable[int]) -> None:
         """This rank's upcoming reads, as ImageFolder indices (sent in pieces on long orders)."""
         indices = list(indices)
         verb = "order"
@@ -110,35 +119,52 @@ class Hints:
                 self.send(verb + " " + " ".join("#%d" % int(i) for i in piece))
             verb = "order+"
 
-    def follow(self, sampler):
+    def follow(self, sampler: Any) -> "FollowedSampler":
         """Wraps a sampler so the mount learns each epoch's order as the loader starts it: a
         DistributedSampler (shuffling) sends its seed, epoch, world and rank; any other sampler
         sends the order it yields. Use the result as the DataLoader's sampler."""
         return FollowedSampler(self, sampler)
 
-    def similar(self, index, neighbours):
+    def similar(self, index: int, neighbours: Iterable[int]) -> None:
+        """Neighbours preferred as stand-ins when ``index`` is missed (SpiderCache)."""
         self.send("similar #%d " % index + " ".join("#%d" % n for n in neighbours))
 
-    def substitution(self, on=True, max_fraction=None):
-        self.send("substitution " + ("on" if on else "off")
-                  + ("" if max_fraction is None else " max %r" % float(max_fraction)))
+    def substitution(self, on: bool = True, max_fraction: Optional[float] = None,
+                     reuse: bool = False, from_start: bool = False) -> None:
+        """Serve a cached sample of the same class for a missed one (opt-in).
 
-    def policy(self, name):
+        Defaults protect training: at most 20% of an epoch's reads, each stand-in once per epoch,
+        none before the first epoch ends or for a sample with no loss yet, and a sample
+        substituted away in one epoch is read in the next. ``reuse`` lets a stand-in serve again
+        in the same epoch; ``from_start`` substitutes from the first read.
+        """
+        if not on:
+            self.send("substitution off")
+            return
+        self.send("substitution on"
+                  + ("" if max_fraction is None else " max %r" % float(max_fraction))
+                  + (" reuse" if reuse else "") + (" from-start" if from_start else ""))
+
+    def policy(self, name: str) -> None:
+        """The cache policy: auto, lru, lfu, static, shade, impact or clairvoyant."""
         self.send("policy " + name)
 
-    def trace(self, on=True):
+    def trace(self, on: bool = True) -> None:
+        """Starts or stops recording the trace (the file given by the mount's --trace)."""
         self.send("trace " + ("on" if on else "off"))
 
-    def cached(self):
+    def cached(self) -> List[int]:
         """The ImageFolder indices the mount holds locally now."""
         with open(os.path.join(self._dir, "cached")) as f:
             return [int(line[1:]) for line in f if line.startswith("#")]
 
-    def stats(self):
+    def stats(self) -> Dict[str, Any]:
+        """The mount's statistics (MOUNT/.hintfs/stats, the JSON `hintfs status --json` shows)."""
         with open(os.path.join(self._dir, "stats")) as f:
             return json.load(f)
 
-    def errors(self):
+    def errors(self) -> str:
+        """The last lines the mount rejected, with its reasons."""
         with open(os.path.join(self._dir, "errors")) as f:
             return f.read()
 
@@ -153,18 +179,19 @@ class HintSampler:
     sent to the mount as an `order` hint when iterated (send_order=False: not).
     """
 
-    def __init__(self, hints, num_samples, prefer_cached=False, seed=0, send_order=True):
+    def __init__(self, hints: Hints, num_samples: int, prefer_cached: bool = False, seed: int = 0,
+                 send_order: bool = True) -> None:
         self.send_order = send_order
         self.hints = hints
         self.n = num_samples
         self.prefer_cached = prefer_cached
         self.rng = random.Random(seed)
-        self.order = []
+        self.order: List[int] = []
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.n
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         order = list(range(self.n))
         self.rng.shuffle(order)
         if self.prefer_cached:
@@ -175,7 +202,7 @@ class HintSampler:
             self.hints.order(order)  # the mount prefetches it and evicts by next use
         return iter(order)
 
-    def batch(self, b, batch_size):
+    def batch(self, b: int, batch_size: int) -> List[int]:
         """The indices of batch b of the current epoch."""
         return self.order[b * batch_size:(b + 1) * batch_size]
 
@@ -185,25 +212,25 @@ class FollowedSampler:
     epoch's order, so batch(b, batch_size) names the ImageFolder indices of batch b (with the
     DataLoader's default in-order delivery)."""
 
-    def __init__(self, hints, sampler):
+    def __init__(self, hints: Hints, sampler: Any) -> None:
         self.hints = hints
         self.sampler = sampler
-        self.order = []
+        self.order: List[int] = []
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.sampler)
 
-    def set_epoch(self, epoch):
+    def set_epoch(self, epoch: int) -> None:
         """Forwards to the wrapped sampler (DistributedSampler.set_epoch)."""
         if hasattr(self.sampler, "set_epoch"):
             self.sampler.set_epoch(epoch)
 
-    def _is_distributed(self):
+    def _is_distributed(self) -> bool:
         s = self.sampler
         return all(hasattr(s, a) for a in ("seed", "epoch", "num_replicas", "rank", "shuffle",
                                            "drop_last")) and s.shuffle
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         self.order = list(iter(self.sampler))
         s = self.sampler
         if self._is_distributed():
@@ -213,6 +240,6 @@ class FollowedSampler:
             self.hints.order(self.order)
         return iter(self.order)
 
-    def batch(self, b, batch_size):
+    def batch(self, b: int, batch_size: int) -> List[int]:
         """The indices of batch b of the current epoch."""
         return self.order[b * batch_size:(b + 1) * batch_size]
