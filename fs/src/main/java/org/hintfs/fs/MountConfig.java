@@ -64,6 +64,9 @@ public record MountConfig(
   /** 512 MiB: room for ~4,700 ImageNet JPEGs just fetched, small beside a trainer's memory. */
   public static final long DEFAULT_RAM_CACHE = 512L << 20;
 
+  /** {@link #DEFAULT_RAM_CACHE} as the option takes it. */
+  public static final String DEFAULT_RAM_CACHE_TEXT = "512M";
+
   /** Uses what the hints allow: clairvoyant, importance, or frequency. */
   public static final String DEFAULT_POLICY = "auto";
 
@@ -81,67 +84,139 @@ public record MountConfig(
 
   /** The defaults for a source and a mountpoint, with no disk cache. */
   public static MountConfig defaults(String source, Path mountpoint) {
-    return new MountConfig(
-        source,
-        mountpoint,
-        null,
-        DEFAULT_CACHE_SIZE,
-        DEFAULT_RAM_CACHE,
-        DEFAULT_POLICY,
-        DEFAULT_WHOLE_OBJECT_LIMIT,
-        DEFAULT_BLOCK_SIZE,
-        DEFAULT_MAX_FETCHES,
-        DEFAULT_METADATA_TIMEOUT,
-        false,
-        List.of(),
-        null,
-        DEFAULT_PREFETCH_WINDOW,
-        DEFAULT_PREFETCH_WINDOW_BYTES,
-        DEFAULT_PREFETCH_THREADS,
-        true);
+    return builder(source, mountpoint).build();
+  }
+
+  /** A builder holding every default, for a source and a mountpoint. */
+  public static Builder builder(String source, Path mountpoint) {
+    return new Builder(source, mountpoint);
+  }
+
+  /** A builder starting from this configuration. */
+  public Builder toBuilder() {
+    Builder b = new Builder(source, mountpoint);
+    b.cacheDir = cacheDir;
+    b.cacheSize = cacheSize;
+    b.ramCacheBytes = ramCacheBytes;
+    b.policy = policy;
+    b.wholeObjectLimit = wholeObjectLimit;
+    b.blockSize = blockSize;
+    b.maxFetches = maxFetches;
+    b.metadataTimeout = metadataTimeout;
+    b.fuseDebug = fuseDebug;
+    b.extraFuseOptions = extraFuseOptions;
+    b.tracePath = tracePath;
+    b.prefetchWindow = prefetchWindow;
+    b.prefetchWindowBytes = prefetchWindowBytes;
+    b.prefetchThreads = prefetchThreads;
+    b.detectOrder = detectOrder;
+    return b;
   }
 
   /** A copy with another cache directory and capacity. */
   public MountConfig withCache(Path dir, String size) {
-    return new MountConfig(
-        source,
-        mountpoint,
-        dir,
-        size,
-        ramCacheBytes,
-        policy,
-        wholeObjectLimit,
-        blockSize,
-        maxFetches,
-        metadataTimeout,
-        fuseDebug,
-        extraFuseOptions,
-        tracePath,
-        prefetchWindow,
-        prefetchWindowBytes,
-        prefetchThreads,
-        detectOrder);
+    return toBuilder().cache(dir, size).build();
   }
 
   /** A copy with other object and block sizes. */
   public MountConfig withUnits(int wholeObjectLimit, int blockSize) {
-    return new MountConfig(
-        source,
-        mountpoint,
-        cacheDir,
-        cacheSize,
-        ramCacheBytes,
-        policy,
-        wholeObjectLimit,
-        blockSize,
-        maxFetches,
-        metadataTimeout,
-        fuseDebug,
-        extraFuseOptions,
-        tracePath,
-        prefetchWindow,
-        prefetchWindowBytes,
-        prefetchThreads,
-        detectOrder);
+    return toBuilder().units(wholeObjectLimit, blockSize).build();
+  }
+
+  /** A copy with another RAM tier capacity (0: none). */
+  public MountConfig withRamCache(long bytes) {
+    return toBuilder().ramCacheBytes(bytes).build();
+  }
+
+  /** Builds a {@link MountConfig}; every field starts at its default. */
+  public static final class Builder {
+    private final String source;
+    private final Path mountpoint;
+    private Path cacheDir;
+    private String cacheSize = DEFAULT_CACHE_SIZE;
+    private long ramCacheBytes = DEFAULT_RAM_CACHE;
+    private String policy = DEFAULT_POLICY;
+    private int wholeObjectLimit = DEFAULT_WHOLE_OBJECT_LIMIT;
+    private int blockSize = DEFAULT_BLOCK_SIZE;
+    private int maxFetches = DEFAULT_MAX_FETCHES;
+    private Duration metadataTimeout = DEFAULT_METADATA_TIMEOUT;
+    private boolean fuseDebug;
+    private List<String> extraFuseOptions = List.of();
+    private Path tracePath;
+    private int prefetchWindow = DEFAULT_PREFETCH_WINDOW;
+    private long prefetchWindowBytes = DEFAULT_PREFETCH_WINDOW_BYTES;
+    private int prefetchThreads = DEFAULT_PREFETCH_THREADS;
+    private boolean detectOrder = true;
+
+    private Builder(String source, Path mountpoint) {
+      this.source = source;
+      this.mountpoint = mountpoint;
+    }
+
+    /** The disk tier's directory (null: none) and capacity. */
+    public Builder cache(Path dir, String size) {
+      this.cacheDir = dir;
+      this.cacheSize = size;
+      return this;
+    }
+
+    public Builder ramCacheBytes(long bytes) {
+      this.ramCacheBytes = bytes;
+      return this;
+    }
+
+    public Builder policy(String name) {
+      this.policy = name;
+      return this;
+    }
+
+    /** Files up to {@code wholeObjectLimit} are cached whole, larger ones in blocks. */
+    public Builder units(int wholeObjectLimit, int blockSize) {
+      this.wholeObjectLimit = wholeObjectLimit;
+      this.blockSize = blockSize;
+      return this;
+    }
+
+    public Builder fuse(boolean debug, List<String> extraOptions) {
+      this.fuseDebug = debug;
+      this.extraFuseOptions = List.copyOf(extraOptions);
+      return this;
+    }
+
+    public Builder tracePath(Path p) {
+      this.tracePath = p;
+      return this;
+    }
+
+    public Builder prefetchWindow(int files) {
+      this.prefetchWindow = files;
+      return this;
+    }
+
+    public Builder detectOrder(boolean on) {
+      this.detectOrder = on;
+      return this;
+    }
+
+    public MountConfig build() {
+      return new MountConfig(
+          source,
+          mountpoint,
+          cacheDir,
+          cacheSize,
+          ramCacheBytes,
+          policy,
+          wholeObjectLimit,
+          blockSize,
+          maxFetches,
+          metadataTimeout,
+          fuseDebug,
+          extraFuseOptions,
+          tracePath,
+          prefetchWindow,
+          prefetchWindowBytes,
+          prefetchThreads,
+          detectOrder);
+    }
   }
 }

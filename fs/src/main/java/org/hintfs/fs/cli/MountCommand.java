@@ -156,7 +156,7 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--ram-cache",
       paramLabel = "SIZE",
-      defaultValue = "512M",
+      defaultValue = MountConfig.DEFAULT_RAM_CACHE_TEXT,
       description = "RAM tier capacity for objects just fetched (default: ${DEFAULT-VALUE})")
   String ramCache;
 
@@ -362,24 +362,15 @@ final class MountCommand implements Callable<Integer> {
       }
     }
     MountConfig config =
-        new MountConfig(
-            source,
-            mp,
-            dir,
-            cacheSize,
-            Sizes.parse(ramCache, 0),
-            policy,
-            MountConfig.DEFAULT_WHOLE_OBJECT_LIMIT,
-            MountConfig.DEFAULT_BLOCK_SIZE,
-            MountConfig.DEFAULT_MAX_FETCHES,
-            MountConfig.DEFAULT_METADATA_TIMEOUT,
-            debugFuse,
-            List.copyOf(fuseOptions),
-            trace == null ? null : trace.toAbsolutePath(),
-            prefetchWindow,
-            MountConfig.DEFAULT_PREFETCH_WINDOW_BYTES,
-            MountConfig.DEFAULT_PREFETCH_THREADS,
-            !noDetectOrder);
+        MountConfig.builder(source, mp)
+            .cache(dir, cacheSize)
+            .ramCacheBytes(Sizes.parse(ramCache, 0))
+            .policy(policy)
+            .fuse(debugFuse, fuseOptions)
+            .tracePath(trace == null ? null : trace.toAbsolutePath())
+            .prefetchWindow(prefetchWindow)
+            .detectOrder(!noDetectOrder)
+            .build();
     Catalog catalog = catalogFor(src, dir);
     HintFs fs;
     try {
