@@ -84,4 +84,15 @@ mount_fs() {
   echo "mount of $fs did not appear" >&2; return 1
 }
 
+# one_get_per_miss MNT: fails the benchmark unless every open miss of the hintfs mount cost exactly
+# one source request (S3 GETs when the source is S3, else source fetches), and prints both.
+one_get_per_miss() {
+  "$hintfs" status --json "$1" | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+gets = s.get("source_requests", {}).get("gets", s["misses"])
+print("source requests %d, open misses %d" % (gets, s["open_misses"]), file=sys.stderr)
+sys.exit(0 if gets == s["open_misses"] else 1)' || { echo "bench: source requests != open misses" >&2; exit 1; }
+}
+
 unmount_fs() { if [[ $1 == hintfs ]]; then "$hintfs" unmount "$2"; else umount "$2"; fi; }

@@ -74,7 +74,7 @@ public final class HintFs {
             config.prefetchWindow(),
             config.prefetchWindowBytes(),
             config.prefetchThreads(),
-            cache::isCached,
+            cache::isNear,
             catalog::size,
             id -> {
               try {
@@ -437,12 +437,11 @@ public final class HintFs {
     boolean hit = cache.access(id);
     // A fetch already under way (a prefetch that is late) is waited for, never substituted.
     boolean fetching = !hit && cache.isFetching(id);
-    if (!hit) {
-      // The kernel's page cache may still hold this file and answer every read itself; the cache
-      // must see the miss all the same, or it could never admit what the page cache serves.
-      // If the kernel does ask, its read joins this fetch (singleflight): one source request.
-      background.execute(() -> fetchQuietly(id));
-    }
+    // The kernel's page cache may still hold this file and answer every read itself; the cache
+    // must see the miss all the same, or it could never admit what the page cache serves. If the
+    // kernel does ask, its read takes this fetch's bytes: one source request per miss, whether or
+    // not the cache admitted them.
+    java.util.concurrent.CompletableFuture<byte[]> fetched = hit ? null : fetchInBackground(id);
     if (stream != null) {
       try {
         followed(stream, id, hit);
@@ -450,16 +449,17 @@ public final class HintFs {
         errors.record("prefetch", catalog.path(id), e);
       }
     }
-    if (hints.classOf(id) < 0) {
-      return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    int sub = hints.classOf(id) < 0 ? -1 : hints.opened(id, hit, fetching);
+    if (hints.classOf(id) >= 0) {
+      recordTrace(id);
     }
-    int sub = hints.opened(id, hit, fetching);
-    recordTrace(id);
     if (sub >= 0) {
       return new OpenFile(
           sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
     }
-    return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    OpenFile f = new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    f.pending = fetched;
+    return f;
   }
 
   /** After the cache saw the open: the stream's counters, recognition and prefetching. */
@@ -511,12 +511,19 @@ public final class HintFs {
     return new Streams.Attribution(st, true);
   }
 
-  private void fetchQuietly(int id) {
-    try {
-      cache.read(id, 0, false); // its access was recorded at open, as a miss
-    } catch (IOException | RuntimeException e) {
-      errors.record("background fetch", catalog.path(id), e);
-    }
+  /** Fetches a missed file off the FUSE thread; its access was recorded at open. */
+  private java.util.concurrent.CompletableFuture<byte[]> fetchInBackground(int id) {
+    var f = new java.util.concurrent.CompletableFuture<byte[]>();
+    background.execute(
+        () -> {
+          try {
+            f.complete(cache.read(id, 0, false));
+          } catch (IOException | RuntimeException e) {
+            errors.record("background fetch", catalog.path(id), e);
+            f.completeExceptionally(e);
+          }
+        });
+    return f;
   }
 
   private void recordTrace(int id) {
@@ -613,6 +620,21 @@ public final class HintFs {
     byte[] b = f.bytes();
     if (b != null) {
       return b;
+    }
+    var pending = f.pending;
+    if (pending != null) {
+      // The miss's own fetch, started at open: wait for it with no monitor held.
+      try {
+        b = pending.get();
+        f.setBytes(b);
+        f.pending = null;
+        return b;
+      } catch (java.util.concurrent.ExecutionException e) {
+        f.pending = null; // failed: the read below tries the source again and answers its error
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("interrupted waiting for " + f.path);
+      }
     }
     synchronized (f) {
       b = f.bytes();

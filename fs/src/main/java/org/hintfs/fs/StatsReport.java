@@ -54,6 +54,7 @@ final class StatsReport {
     m.put("ram_hits", cs.ramHits.sum());
     m.put("disk_hits", cs.diskHits.sum());
     m.put("misses", c.misses());
+    m.put("promoted_to_ram", cs.promotions.sum());
     m.put("open_hits", cs.openHits.sum());
     m.put("open_misses", cs.openMisses.sum());
     long[] eb = fs.epochBase();

@@ -91,4 +91,38 @@ class HintFsTest {
     String json = new String(readAll(fh, 7), java.nio.charset.StandardCharsets.UTF_8);
     assertThat(json).contains("\"files\" : 2").contains("\"bytes\" : 300003");
   }
+
+  @Test
+  void aMissIsOneSourceRead_evenWhenTheCacheKeepsNothing() throws Exception {
+    // No RAM tier and no disk tier: nothing the open's fetch brings in is kept. The read must
+    // take that fetch's bytes, not go to the source a second time.
+    org.hintfs.backing.FaultInjectingSource src =
+        new org.hintfs.backing.FaultInjectingSource(new LocalDirSource(tmp.resolve("src")))
+            .latency(50);
+    MountConfig cfg =
+        MountConfig.defaults("x", tmp.resolve("mnt2"))
+            .withCache(null, "100%")
+            .withRamCache(0)
+            .withUnits(100_000, 65_536);
+    HintFs lean = HintFs.create(src, HintFs.listCatalog(src), cfg);
+    try {
+      long before = src.reads();
+      long fh = lean.open("/cls/small.jpg", false);
+      // The kernel's read comes after the open's fetch has finished (and kept nothing).
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while ((lean.cache().misses() < 1 || lean.cache().fetchesInFlight() > 0)
+          && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(src.reads() - before).isEqualTo(1);
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      assertThat(lean.read(fh, 0, 4096, out::write)).isEqualTo(3);
+      assertThat(out.toByteArray()).containsExactly(1, 2, 3);
+      lean.release(fh);
+      assertThat(src.reads() - before).isEqualTo(1);
+      assertThat(lean.cache().misses()).isEqualTo(1);
+    } finally {
+      lean.close();
+    }
+  }
 }

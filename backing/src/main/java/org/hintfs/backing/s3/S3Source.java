@@ -494,7 +494,8 @@ public final class S3Source implements DatasetSource {
     }
     String key = prefix + path;
     String etag = expectedVersion == null ? null : etagOf(expectedVersion);
-    byte[] got =
+    int start = dst.position();
+    int got =
         withRetries(
             "GET " + key,
             path,
@@ -516,32 +517,38 @@ public final class S3Source implements DatasetSource {
                 if (etag != null && !etag.isEmpty() && !actual.isEmpty() && !actual.equals(etag)) {
                   throw new ObjectChangedException(path, expectedVersion, actual);
                 }
-                return readUpTo(r, want);
+                dst.position(start); // a retry starts the body again
+                return readInto(r, dst, want);
               } finally {
                 inFlight.decrementAndGet();
               }
             });
-    dst.put(got);
-    bytesRead.add(got.length);
-    return got.length;
+    bytesRead.add(got);
+    return got;
   }
 
-  private static byte[] readUpTo(InputStream in, int want) throws IOException {
-    byte[] buf = new byte[want];
+  /**
+   * Reads up to {@code want} bytes of the body into {@code dst}, straight into its array when it
+   * has one (one copy from the socket); returns how many.
+   */
+  private static int readInto(InputStream in, ByteBuffer dst, int want) throws IOException {
+    if (!dst.hasArray()) {
+      byte[] buf = in.readNBytes(want);
+      dst.put(buf);
+      return buf.length;
+    }
+    byte[] a = dst.array();
+    int at = dst.arrayOffset() + dst.position();
     int n = 0;
     while (n < want) {
-      int r = in.read(buf, n, want - n);
+      int r = in.read(a, at + n, want - n);
       if (r < 0) {
         break;
       }
       n += r;
     }
-    if (n == want) {
-      return buf;
-    }
-    byte[] shorter = new byte[n];
-    System.arraycopy(buf, 0, shorter, 0, n);
-    return shorter;
+    dst.position(dst.position() + n);
+    return n;
   }
 
   // ------------------------------------------------------------------------------------ retries

@@ -27,6 +27,9 @@ public final class CacheStats {
   /** Files fetched ahead of their read by the prefetcher. */
   public final LongAdder prefetches = new LongAdder();
 
+  /** Files on disk read into the RAM tier ahead of their open (promote-ahead). */
+  public final LongAdder promotions = new LongAdder();
+
   public final LongAdder evictions = new LongAdder();
 
   /** Files removed by an admin's {@code evict} (also counted in {@link #evictions}). */

@@ -281,6 +281,9 @@ public final class TieredCache implements AutoCloseable {
         if (recordAccess) {
           served(id, true);
         }
+        if (config.ramBytes() > 0) {
+          ram.put(rk, l.payload()); // a disk hit enters the RAM tier like a fetch does
+        }
         return l.payload();
       }
       if (l.check() != null) {
@@ -590,13 +593,34 @@ public final class TieredCache implements AutoCloseable {
     policy.orderChanged(cachedIds());
   }
 
-  /** Fetches a whole file ahead of its read (not an access); admission as for any fetch. */
+  /**
+   * Fetches a whole file ahead of its read (not an access); admission as for any fetch. A file
+   * already on disk is read into the RAM tier instead (promoted), so its open finds it in memory.
+   */
   public void prefetch(int id) throws IOException {
+    boolean onDisk;
     synchronized (this) {
       policy.prefetching(id);
+      onDisk = charged[id] > 0;
     }
-    stats.prefetches.increment();
+    (onDisk ? stats.promotions : stats.prefetches).increment();
     read(id, 0, false);
+  }
+
+  /**
+   * True if an open would find the file as near as it can be: in the RAM tier, or on disk when
+   * there is no RAM tier. The prefetcher brings the rest closer.
+   */
+  public boolean isNear(int id) {
+    if (ram.getIfPresent(((long) id) << 32) != null) {
+      return true;
+    }
+    if (config.ramBytes() > 0) {
+      return false;
+    }
+    synchronized (this) {
+      return charged[id] > 0;
+    }
   }
 
   /** Replaces the policy; the new one is told of every file cached now. */

@@ -163,6 +163,35 @@ class TieredCacheTest {
   }
 
   @Test
+  void aPrefetchOfAFileOnDiskPromotesItToRam_andAnOpenFindsItThere() throws Exception {
+    FaultInjectingSource src = new FaultInjectingSource(dataset(7, 12, 30_000));
+    Catalog cat = HintFs.listCatalog(src);
+    List<Integer> ids = files(cat);
+    Path dir = tmp.resolve("c");
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      for (int id : ids) {
+        readFile(c, cat, id);
+      }
+      c.flush();
+    }
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) { // a fresh RAM tier
+      int id = ids.get(3);
+      assertThat(c.isCached(id)).isTrue();
+      assertThat(c.isNear(id)).as("on disk, not in RAM").isFalse();
+      long reads = src.reads();
+      c.prefetch(id);
+      assertThat(c.stats().promotions.sum()).isEqualTo(1);
+      assertThat(c.stats().prefetches.sum()).isZero();
+      assertThat(src.reads()).isEqualTo(reads); // from disk, not the source
+      assertThat(c.isNear(id)).isTrue();
+      long ramHits = c.stats().ramHits.sum();
+      assertThat(c.access(id)).isTrue();
+      c.read(id, 0, false);
+      assertThat(c.stats().ramHits.sum()).isEqualTo(ramHits + 1);
+    }
+  }
+
+  @Test
   void damagedPayloadsAreDroppedAndRefetched() throws Exception {
     InMemorySource src = dataset(3, 10, 40_000);
     Catalog cat = HintFs.listCatalog(src);
