@@ -9,13 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
-import org.hintfs.fs.catalog.CatalogBuilder;
-import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
-import org.hintfs.fs.stream.Stream;
-import org.hintfs.fs.stream.Streams;
-import org.hintfs.policy.Policies;
 
 /**
  * The filesystem service behind the FUSE adapter: path resolution, the open-file table and reads.
@@ -44,14 +39,21 @@ public final class HintFs {
   private final HintState hints;
   private final org.hintfs.fs.control.ControlInput control;
   private volatile TraceRecorder trace;
+  private final Workers workers;
   private final org.hintfs.fs.prefetch.Prefetcher prefetcher;
-  private final org.hintfs.fs.prefetch.OwedPrefetch owedPrefetch;
-  private final org.hintfs.fs.admin.AdminOps admin;
   private volatile long[] epochBase = {0, 0};
 
-  /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
-  private final java.util.concurrent.ExecutorService background =
-      DaemonThreads.pool("background-fetch", 4);
+  /** The trace being recorded, or null. */
+  TraceRecorder trace() {
+    return trace;
+  }
+
+  /** Open hits and misses now: the current epoch's counters start from them. */
+  void startEpochCounters() {
+    epochBase = new long[] {cache.stats().openHits.sum(), cache.stats().openMisses.sum()};
+  }
+
+  private final SampleOpener opener;
 
   /** A filesystem over a listed source, reading through {@code cache}, steered by {@code hints}. */
   public HintFs(
@@ -68,194 +70,18 @@ public final class HintFs {
     this.control =
         new org.hintfs.fs.control.ControlInput(
             new org.hintfs.fs.control.ControlParser(catalog, hints), hints);
-    this.prefetcher =
-        new org.hintfs.fs.prefetch.Prefetcher(
-            hints.streams()::active,
-            config.prefetchWindow(),
-            config.prefetchWindowBytes(),
-            config.prefetchThreads(),
-            cache::isNear,
-            catalog::size,
-            id -> {
-              try {
-                cache.prefetch(id);
-              } catch (IOException | RuntimeException e) {
-                errors.record("prefetch", catalog.path(id), e);
-              }
-            });
-    this.admin =
-        new org.hintfs.fs.admin.AdminOps(
-            cache, catalog, errors, config.cacheDir(), ADMIN_PREFETCH_THREADS);
-    this.owedPrefetch =
-        new org.hintfs.fs.prefetch.OwedPrefetch(
-            cache,
-            catalog::size,
-            (id, e) -> errors.record("owed prefetch", catalog.path(id), e),
-            OWED_PREFETCH_THREADS,
-            OWED_SHARE);
+    this.workers = new Workers(catalog, cache, hints, errors, config);
+    this.prefetcher = workers.prefetcher();
     this.statsReport = new StatsReport(this);
-    cache.setListener(
-        new TieredCache.Listener() {
-          @Override
-          public void added(int id) {
-            var c = hints.chooser();
-            if (c != null) {
-              c.cached(id);
-            }
-          }
-
-          @Override
-          public void removed(int id) {
-            var c = hints.chooser();
-            if (c != null) {
-              c.uncached(id);
-            }
-          }
-        });
-    // A stream that ends leaves estimated next uses behind: re-key what is cached without them.
-    hints.streams().onEnd(s -> cache.orderChanged());
-    HintFs self = this;
-    hints.setNextHeadLength(config.prefetchWindow());
-    hints.connect(
-        new HintState.Effects() {
-          @Override
-          public void underPolicyLock(Runnable r) {
-            cache.underLock(r);
-          }
-
-          @Override
-          public void switchPolicy(String name) {
-            cache.switchPolicy(Policies.create(name, hints.context()));
-          }
-
-          @Override
-          public void trace(boolean on) {
-            try {
-              self.setTrace(on ? config.tracePath() : null);
-            } catch (IOException e) {
-              errors.record("trace", String.valueOf(config.tracePath()), e);
-            }
-          }
-
-          @Override
-          public int[] cachedIds() {
-            return cache.cachedIds();
-          }
-
-          @Override
-          public void orderChanged(org.hintfs.fs.stream.Stream s) {
-            cache.orderChanged();
-            prefetcher.reset(s);
-          }
-
-          @Override
-          public void epochStarted(int epoch) {
-            epochBase = new long[] {cache.stats().openHits.sum(), cache.stats().openMisses.sum()};
-          }
-
-          @Override
-          public void owed(int[] ids) {
-            owedPrefetch.start(ids);
-          }
-
-          @Override
-          public void admin(org.hintfs.fs.control.Hint.Admin a) {
-            admin.apply(a);
-          }
-
-          @Override
-          public void recordScores(boolean losses, int[] ids, float[] values) {
-            TraceRecorder t = trace;
-            if (t != null) {
-              int[] samples = new int[ids.length];
-              for (int k = 0; k < ids.length; k++) {
-                samples[k] = hints.sampleOf(ids[k]);
-              }
-              t.scores(losses, samples, values);
-            }
-          }
-        });
-  }
-
-  /**
-   * A filesystem with the cache the config describes: its disk tier in {@code config.cacheDir()}
-   * (none if null), capacity resolved against the dataset's size.
-   */
-  public static HintFs create(DatasetSource source, Catalog catalog, MountConfig config) {
-    long footprint = TieredCache.footprint(catalog, config.wholeObjectLimit(), config.blockSize());
-    long capacity = config.cacheDir() == null ? 0 : Sizes.parse(config.cacheSize(), footprint);
-    if (config.cacheDir() != null) {
-      capacity = Math.min(capacity, diskRoomFor(config.cacheDir()));
-    }
-    HintState hints =
-        new HintState(
-            catalog.entryCount(),
-            new org.hintfs.fs.stream.Streams(
-                org.hintfs.fs.stream.ProcessTree.PROC, config.prefetchWindow(), REAP_EVERY_MS));
-    TieredCache cache =
-        TieredCache.open(
-            source,
-            catalog,
-            Policies.create(config.policy(), hints.context()),
-            config.cacheDir(),
-            new TieredCache.Config(
-                capacity,
-                config.ramCacheBytes(),
-                config.wholeObjectLimit(),
-                config.blockSize(),
-                config.maxFetches()));
-    HintFs fs = new HintFs(source, catalog, config, cache, hints);
-    if (config.tracePath() != null) {
-      try {
-        fs.setTrace(config.tracePath());
-      } catch (IOException e) {
-        throw new IllegalArgumentException(
-            "cannot write the trace " + config.tracePath() + ": " + e.getMessage());
-      }
-    }
-    return fs;
-  }
-
-  /**
-   * 90% of what the cache directory's disk can hold: its free space plus what the cache already
-   * occupies (10% left for LMDB's own pages and for the other users of that disk).
-   */
-  static long diskRoomFor(java.nio.file.Path dir) {
-    try {
-      java.nio.file.Files.createDirectories(dir);
-      long free = java.nio.file.Files.getFileStore(dir).getUsableSpace();
-      java.nio.file.Path db = dir.resolve("data.mdb");
-      // LMDB's file is sparse: count the blocks it really holds, not its apparent size.
-      long held = 0;
-      if (java.nio.file.Files.exists(db)) {
-        Object blocks = java.nio.file.Files.getAttribute(db, "unix:blocks");
-        held = blocks instanceof Long b ? b * 512 : java.nio.file.Files.size(db);
-      }
-      long room = (long) ((free + held) * 0.9);
-      return room;
-    } catch (IOException | RuntimeException e) {
-      return Long.MAX_VALUE; // the store will report the real problem when it opens
-    }
+    this.opener =
+        new SampleOpener(
+            catalog, cache, hints, prefetcher, errors, config.detectOrder(), () -> trace);
+    MountEffects.wire(this);
   }
 
   /** The cache reads go through. */
   public TieredCache cache() {
     return cache;
-  }
-
-  /**
-   * Lists a source into a catalog, leaving out the source's own {@code .hintfs} at the root: that
-   * name is reserved for the control files and shadows whatever the source has there.
-   */
-  public static Catalog listCatalog(DatasetSource source) throws IOException {
-    CatalogBuilder b = new CatalogBuilder();
-    source.list(
-        o -> {
-          if (!VirtualFile.isReservedPath(o.path())) {
-            b.add(o);
-          }
-        });
-    return b.build();
   }
 
   /** The catalog this filesystem serves. */
@@ -295,7 +121,7 @@ public final class HintFs {
 
   /**
    * Resolves a mount path to a catalog id (>= 0) or a {@link VirtualFile} id (< 0). {@code .hintfs}
-   * entries of the source never reach the catalog (see {@link #listCatalog}).
+   * entries of the source never reach the catalog (see {@link Mount#listCatalog}).
    *
    * @throws NoSuchFileException if nothing is there
    */
@@ -367,170 +193,15 @@ public final class HintFs {
     }
     OpenFile f;
     if (id < 0) {
-      byte[] content = virtualContent(VirtualFile.byId(id));
+      byte[] content = VirtualContent.render(VirtualFile.byId(id), hints, cache, statsReport);
       f = new OpenFile(id, path, null, content.length, content);
     } else {
-      f = openSample(id, pid);
+      f = opener.open(id, pid);
     }
     long fh = nextHandle.getAndIncrement();
     handles.put(fh, f);
     stats.opens.increment();
     return fh;
-  }
-
-  private byte[] virtualContent(VirtualFile v) {
-    if (v == VirtualFile.STATS || v == VirtualFile.CACHED) {
-      // Read your writes: what a reader wrote to the control file before shows in what it reads.
-      hints.awaitApplied(APPLIED_WAIT_MS);
-    }
-    String text =
-        switch (v) {
-          case STATS -> statsReport.json();
-          case ERRORS -> hints.errorsText();
-          case CACHED -> cachedText();
-          default -> "";
-        };
-    return text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-  }
-
-  /** The #index of every dataset sample cached now, one per line. */
-  private String cachedText() {
-    if (hints.view() == null) {
-      return "";
-    }
-    StringBuilder sb = new StringBuilder();
-    for (int id : cache.cachedIds()) {
-      int s = hints.sampleOf(id);
-      if (s >= 0) {
-        sb.append('#').append(s).append('\n');
-      }
-    }
-    return sb.toString();
-  }
-
-  /**
-   * Opens a catalog file. For a sample of the declared dataset this is where substitution happens:
-   * if substitution is on, the sample is not cached and the chooser allows it, the handle serves a
-   * cached sample of the same class instead (the caller sets direct_io on it) and the missed sample
-   * is fetched in the background.
-   */
-  private OpenFile openSample(int id, long pid) {
-    if (cache.isBlocked(id)) {
-      // Large files: accesses are recorded per block as they are read.
-      return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
-    }
-    Streams.Attribution stream = null;
-    try {
-      stream = attribute(id, pid);
-      if (stream != null) {
-        // The reader moves past this open before the policy hears of it: the next use the policy
-        // then sees for this sample is its next read, not the one happening now.
-        if (prefetcher.follow(stream.stream(), id)) {
-          background.execute(cache::orderChanged); // re-key by the stream's new time map
-        }
-      }
-    } catch (RuntimeException e) {
-      // Prediction steers the cache; it is never a reason to fail an open.
-      errors.record("stream", catalog.path(id), e);
-      stream = null;
-    }
-    boolean hit = cache.access(id);
-    // A fetch already under way (a prefetch that is late) is waited for, never substituted.
-    boolean fetching = !hit && cache.isFetching(id);
-    // The kernel's page cache may still hold this file and answer every read itself; the cache
-    // must see the miss all the same, or it could never admit what the page cache serves. If the
-    // kernel does ask, its read takes this fetch's bytes: one source request per miss, whether or
-    // not the cache admitted them.
-    java.util.concurrent.CompletableFuture<byte[]> fetched = hit ? null : fetchInBackground(id);
-    if (stream != null) {
-      try {
-        followed(stream, id, hit);
-      } catch (RuntimeException e) {
-        errors.record("prefetch", catalog.path(id), e);
-      }
-    }
-    int sub = hints.classOf(id) < 0 ? -1 : hints.opened(id, hit, fetching);
-    if (hints.classOf(id) >= 0) {
-      recordTrace(id);
-    }
-    if (sub >= 0) {
-      return new OpenFile(
-          sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
-    }
-    OpenFile f = new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
-    f.pending = fetched;
-    return f;
-  }
-
-  /** After the cache saw the open: the stream's counters, recognition and prefetching. */
-  private void followed(Streams.Attribution stream, int id, boolean hit) {
-    Stream st = stream.stream();
-    st.opened(hit, stream.byAncestry());
-    if (!hit && prefetcher.isInFlight(id)) {
-      st.lateMisses.increment(); // prefetched, but not in time
-    }
-    if (st.implicit() && !st.hinted()) {
-      int[] o = st.order().order();
-      if (o == null) {
-        hints.observe(st, id);
-      } else if (st.order().position() >= o.length) {
-        hints.advanceDetected(st);
-      }
-    }
-    prefetcher.scheduleAhead();
-  }
-
-  /**
-   * The stream an open belongs to: a hinted one (by ancestry or window), else, with order detection
-   * on, a stream of the reader's own in which its sampler's order is searched for. The reader's
-   * ImageFolder root is taken to be the file's grandparent (root/class/file, torchvision's layout);
-   * files nested deeper under their class give a root that is wrong, and no order is found.
-   */
-  private Streams.Attribution attribute(int id, long pid) {
-    Streams ss = hints.streams();
-    Streams.Attribution a = ss.attribute(pid, id);
-    if (a != null || !config.detectOrder() || pid <= 1) {
-      return a;
-    }
-    int cls = catalog.parent(id);
-    if (cls == Catalog.ROOT) {
-      return null; // a file at the mount root has no class directory
-    }
-    int root = catalog.parent(cls);
-    Stream st = ss.implicitFor(pid);
-    if (st == null) {
-      return null;
-    }
-    if (st.view() == null) {
-      try {
-        st.setDetectionView(catalog.path(root), hints.view(catalog, root), catalog.entryCount());
-      } catch (RuntimeException e) {
-        return null; // not an ImageFolder root: nothing to recognise
-      }
-    }
-    return new Streams.Attribution(st, true);
-  }
-
-  /** Fetches a missed file off the FUSE thread; its access was recorded at open. */
-  private java.util.concurrent.CompletableFuture<byte[]> fetchInBackground(int id) {
-    var f = new java.util.concurrent.CompletableFuture<byte[]>();
-    background.execute(
-        () -> {
-          try {
-            f.complete(cache.read(id, 0, false));
-          } catch (IOException | RuntimeException e) {
-            errors.record("background fetch", catalog.path(id), e);
-            f.completeExceptionally(e);
-          }
-        });
-    return f;
-  }
-
-  private void recordTrace(int id) {
-    TraceRecorder t = trace;
-    if (t != null) {
-      t.read(hints.epoch(), hints.sampleOf(id), catalog.size(id), hints.classOf(id));
-    }
   }
 
   /**
@@ -681,26 +352,14 @@ public final class HintFs {
   /** How often the owners of streams are checked: a dead rank's prefetching stops within 1 s. */
   static final long REAP_EVERY_MS = 1000;
 
-  /** The longest a read of stats or cached waits for the hints written before it to apply. */
-  static final long APPLIED_WAIT_MS = 2000;
-
-  /** Concurrent fetches of the samples substitution owes the trainer. */
-  static final int OWED_PREFETCH_THREADS = 4;
-
-  /** The most of the cache the owed samples may hold at once. */
-  static final double OWED_SHARE = 0.25;
-
   /** The owed samples' prefetch (for stats). */
   public org.hintfs.fs.prefetch.OwedPrefetch owedPrefetch() {
-    return owedPrefetch;
+    return workers.owedPrefetch();
   }
-
-  /** Concurrent fetches of an admin's prefetch or pin. */
-  static final int ADMIN_PREFETCH_THREADS = 16;
 
   /** An admin's prefetch, evict and pin (for stats). */
   public org.hintfs.fs.admin.AdminOps admin() {
-    return admin;
+    return workers.admin();
   }
 
   /** The prefetcher (for stats). */
@@ -710,11 +369,9 @@ public final class HintFs {
 
   /** Stops background work and flushes the trace. */
   public void close() throws IOException {
-    prefetcher.close();
-    owedPrefetch.close();
+    workers.close();
     hints.streams().close();
-    admin.close();
-    background.shutdownNow();
+    opener.close();
     setTrace(null);
   }
 

@@ -37,7 +37,7 @@ class HintFsTest {
         MountConfig.defaults("x", tmp.resolve("mnt"))
             .withCache(tmp.resolve("cache"), "100%")
             .withUnits(100_000, 65_536);
-    fs = HintFs.create(src, HintFs.listCatalog(src), cfg);
+    fs = Mount.create(src, Mount.listCatalog(src), cfg);
   }
 
   private byte[] readAll(long fh, int chunk) throws Exception {
@@ -104,7 +104,7 @@ class HintFsTest {
             .withCache(null, "100%")
             .withRamCache(0)
             .withUnits(100_000, 65_536);
-    HintFs lean = HintFs.create(src, HintFs.listCatalog(src), cfg);
+    HintFs lean = Mount.create(src, Mount.listCatalog(src), cfg);
     try {
       long before = src.reads();
       long fh = lean.open("/cls/small.jpg", false);

@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.hintfs.backing.LocalDirSource;
-import org.hintfs.fs.HintFs;
+import org.hintfs.fs.Mount;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.ImageFolderView;
 import org.junit.jupiter.api.Test;
@@ -23,7 +23,7 @@ class ImageFolderViewIT {
   @TempDir Path tmp;
 
   private void assertSameAsTorchvision(Path src, String root) throws Exception {
-    Catalog cat = HintFs.listCatalog(new LocalDirSource(src));
+    Catalog cat = Mount.listCatalog(new LocalDirSource(src));
     ImageFolderView view = ImageFolderView.build(cat, cat.lookup(root));
     Hintfs.Result r =
         Hintfs.exec(

@@ -16,6 +16,7 @@ import org.hintfs.backing.InMemorySource;
 import org.hintfs.backing.Sources;
 import org.hintfs.backing.s3.S3Options;
 import org.hintfs.fs.HintFs;
+import org.hintfs.fs.Mount;
 import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.Sizes;
 import org.hintfs.fs.catalog.Catalog;
@@ -374,7 +375,7 @@ final class MountCommand implements Callable<Integer> {
     Catalog catalog = catalogFor(src, dir);
     HintFs fs;
     try {
-      fs = HintFs.create(src, catalog, config);
+      fs = Mount.create(src, catalog, config);
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());
     }
@@ -440,7 +441,7 @@ final class MountCommand implements Callable<Integer> {
     long t0 = System.nanoTime();
     Catalog catalog;
     try {
-      catalog = HintFs.listCatalog(src);
+      catalog = Mount.listCatalog(src);
     } catch (IOException e) {
       if (saved != null && Files.exists(saved)) {
         log.warn(

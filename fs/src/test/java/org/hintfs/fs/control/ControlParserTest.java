@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.hintfs.backing.LocalDirSource;
-import org.hintfs.fs.HintFs;
+import org.hintfs.fs.Mount;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.stream.ProcessTree;
 import org.hintfs.fs.stream.Streams;
@@ -35,7 +35,7 @@ class ControlParserTest {
         Files.write(d.resolve(i + ".jpg"), new byte[] {(byte) c, (byte) i});
       }
     }
-    catalog = HintFs.listCatalog(new LocalDirSource(tmp.resolve("src")));
+    catalog = Mount.listCatalog(new LocalDirSource(tmp.resolve("src")));
     HintState state = new HintState(catalog.entryCount(), new Streams(ProcessTree.PROC, 16, 0));
     parser = new ControlParser(catalog, state);
     view = ((Hint.Dataset) parser.parse("dataset train", null)).view();

@@ -21,7 +21,7 @@ import net.jqwik.api.constraints.LongRange;
 import net.jqwik.api.constraints.Size;
 import org.hintfs.backing.FaultInjectingSource;
 import org.hintfs.backing.InMemorySource;
-import org.hintfs.fs.HintFs;
+import org.hintfs.fs.Mount;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.LruPolicy;
 import org.junit.jupiter.api.Test;
@@ -85,7 +85,7 @@ class TieredCacheTest {
       @ForAll @IntRange(min = 1, max = 120_000) int maxSize)
       throws Exception {
     InMemorySource src = dataset(capacity ^ maxSize, 30, maxSize);
-    Catalog cat = HintFs.listCatalog(src);
+    Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = Files.createTempDirectory("hintfs-prop"); // jqwik does not inject @TempDir
     try (TieredCache c = open(src, cat, dir, capacity)) {
@@ -106,7 +106,7 @@ class TieredCacheTest {
   @Test
   void sixtyFourConcurrentReadsOfOneMissedFile_causeOneSourceRead() throws Exception {
     FaultInjectingSource src = new FaultInjectingSource(dataset(1, 5, 40_000)).latency(300);
-    Catalog cat = HintFs.listCatalog(src);
+    Catalog cat = Mount.listCatalog(src);
     int id = files(cat).get(0);
     try (TieredCache c = open(src, cat, tmp.resolve("c"), 1 << 20)) {
       ExecutorService pool = Executors.newFixedThreadPool(64);
@@ -136,7 +136,7 @@ class TieredCacheTest {
   @Test
   void survivesAReopen_withZeroSourceReads() throws Exception {
     FaultInjectingSource src = new FaultInjectingSource(dataset(2, 40, 90_000));
-    Catalog cat = HintFs.listCatalog(src);
+    Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = tmp.resolve("c");
     long used;
@@ -165,7 +165,7 @@ class TieredCacheTest {
   @Test
   void aPrefetchOfAFileOnDiskPromotesItToRam_andAnOpenFindsItThere() throws Exception {
     FaultInjectingSource src = new FaultInjectingSource(dataset(7, 12, 30_000));
-    Catalog cat = HintFs.listCatalog(src);
+    Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = tmp.resolve("c");
     try (TieredCache c = open(src, cat, dir, 100L << 20)) {
@@ -194,7 +194,7 @@ class TieredCacheTest {
   @Test
   void damagedPayloadsAreDroppedAndRefetched() throws Exception {
     InMemorySource src = dataset(3, 10, 40_000);
-    Catalog cat = HintFs.listCatalog(src);
+    Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = tmp.resolve("c");
     try (TieredCache c = open(src, cat, dir, 100L << 20)) {
@@ -242,7 +242,7 @@ class TieredCacheTest {
   @Test
   void aChangedSourceObjectIsNeverServedFromItsOldEntry() throws Exception {
     InMemorySource src = dataset(4, 3, 10_000);
-    Catalog cat = HintFs.listCatalog(src);
+    Catalog cat = Mount.listCatalog(src);
     int id = files(cat).get(0);
     Path dir = tmp.resolve("c");
     try (TieredCache c = open(src, cat, dir, 1 << 20)) {
@@ -250,7 +250,7 @@ class TieredCacheTest {
       c.flush();
     }
     src.put(cat.path(id), "new content".getBytes());
-    Catalog relisted = HintFs.listCatalog(src);
+    Catalog relisted = Mount.listCatalog(src);
     int id2 = relisted.lookup(cat.path(id));
     try (TieredCache c = open(src, relisted, dir, 1 << 20)) {
       assertThat(new String(c.read(id2, 0))).isEqualTo("new content");
@@ -261,7 +261,7 @@ class TieredCacheTest {
   @Test
   void anUnusableCacheDirectoryServesFromTheSource() throws Exception {
     InMemorySource src = dataset(5, 3, 10_000);
-    Catalog cat = HintFs.listCatalog(src);
+    Catalog cat = Mount.listCatalog(src);
     Path notADir = Files.writeString(tmp.resolve("file"), "x");
     try (TieredCache c = open(src, cat, notADir, 1 << 20)) {
       assertThat(c.storeHealth()).startsWith("none: ");

@@ -1,0 +1,96 @@
+package org.hintfs.fs;
+
+import java.io.IOException;
+import org.hintfs.backing.DatasetSource;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.catalog.CatalogBuilder;
+import org.hintfs.fs.control.HintState;
+import org.hintfs.fs.store.TieredCache;
+import org.hintfs.policy.Policies;
+
+/**
+ * The composition root: builds a mount's parts from its configuration (the catalog of a source, the
+ * cache sized against the dataset and the disk, the hint state, the filesystem) and wires them
+ * ({@link MountEffects}).
+ */
+public final class Mount {
+  private Mount() {}
+
+  /**
+   * A filesystem with the cache the config describes: its disk tier in {@code config.cacheDir()}
+   * (none if null), capacity resolved against the dataset's size.
+   */
+  public static HintFs create(DatasetSource source, Catalog catalog, MountConfig config) {
+    long footprint = TieredCache.footprint(catalog, config.wholeObjectLimit(), config.blockSize());
+    long capacity = config.cacheDir() == null ? 0 : Sizes.parse(config.cacheSize(), footprint);
+    if (config.cacheDir() != null) {
+      capacity = Math.min(capacity, diskRoomFor(config.cacheDir()));
+    }
+    HintState hints =
+        new HintState(
+            catalog.entryCount(),
+            new org.hintfs.fs.stream.Streams(
+                org.hintfs.fs.stream.ProcessTree.PROC,
+                config.prefetchWindow(),
+                HintFs.REAP_EVERY_MS));
+    TieredCache cache =
+        TieredCache.open(
+            source,
+            catalog,
+            Policies.create(config.policy(), hints.context()),
+            config.cacheDir(),
+            new TieredCache.Config(
+                capacity,
+                config.ramCacheBytes(),
+                config.wholeObjectLimit(),
+                config.blockSize(),
+                config.maxFetches()));
+    HintFs fs = new HintFs(source, catalog, config, cache, hints);
+    if (config.tracePath() != null) {
+      try {
+        fs.setTrace(config.tracePath());
+      } catch (IOException e) {
+        throw new IllegalArgumentException(
+            "cannot write the trace " + config.tracePath() + ": " + e.getMessage());
+      }
+    }
+    return fs;
+  }
+
+  /**
+   * 90% of what the cache directory's disk can hold: its free space plus what the cache already
+   * occupies (10% left for LMDB's own pages and for the other users of that disk).
+   */
+  static long diskRoomFor(java.nio.file.Path dir) {
+    try {
+      java.nio.file.Files.createDirectories(dir);
+      long free = java.nio.file.Files.getFileStore(dir).getUsableSpace();
+      java.nio.file.Path db = dir.resolve("data.mdb");
+      // LMDB's file is sparse: count the blocks it really holds, not its apparent size.
+      long held = 0;
+      if (java.nio.file.Files.exists(db)) {
+        Object blocks = java.nio.file.Files.getAttribute(db, "unix:blocks");
+        held = blocks instanceof Long b ? b * 512 : java.nio.file.Files.size(db);
+      }
+      long room = (long) ((free + held) * 0.9);
+      return room;
+    } catch (IOException | RuntimeException e) {
+      return Long.MAX_VALUE; // the store will report the real problem when it opens
+    }
+  }
+
+  /**
+   * Lists a source into a catalog, leaving out the source's own {@code .hintfs} at the root: that
+   * name is reserved for the control files and shadows whatever the source has there.
+   */
+  public static Catalog listCatalog(DatasetSource source) throws IOException {
+    CatalogBuilder b = new CatalogBuilder();
+    source.list(
+        o -> {
+          if (!VirtualFile.isReservedPath(o.path())) {
+            b.add(o);
+          }
+        });
+    return b.build();
+  }
+}

@@ -1,0 +1,178 @@
+package org.hintfs.fs;
+
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.concurrent.DaemonThreads;
+import org.hintfs.fs.control.HintState;
+import org.hintfs.fs.prefetch.Prefetcher;
+import org.hintfs.fs.store.TieredCache;
+import org.hintfs.fs.stream.Stream;
+import org.hintfs.fs.stream.Streams;
+
+/**
+ * The open of a catalog file: which stream it belongs to, the prefetcher following that stream, the
+ * cache's hit or miss (a miss fetched at once, off the FUSE thread), substitution and coverage, the
+ * trace. Prediction steers the cache; nothing of it ever fails an open.
+ */
+final class SampleOpener implements AutoCloseable {
+  private final Catalog catalog;
+  private final TieredCache cache;
+  private final HintState hints;
+  private final Prefetcher prefetcher;
+  private final ErrorTable errors;
+  private final boolean detectOrder;
+  private final Supplier<TraceRecorder> trace;
+
+  /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
+  private final ExecutorService background = DaemonThreads.pool("background-fetch", 4);
+
+  SampleOpener(
+      Catalog catalog,
+      TieredCache cache,
+      HintState hints,
+      Prefetcher prefetcher,
+      ErrorTable errors,
+      boolean detectOrder,
+      Supplier<TraceRecorder> trace) {
+    this.catalog = catalog;
+    this.cache = cache;
+    this.hints = hints;
+    this.prefetcher = prefetcher;
+    this.errors = errors;
+    this.detectOrder = detectOrder;
+    this.trace = trace;
+  }
+
+  /**
+   * Opens a catalog file. For a sample of the declared dataset this is where substitution happens:
+   * if substitution is on, the sample is not cached and the chooser allows it, the handle serves a
+   * cached sample of the same class instead (the caller sets direct_io on it) and the missed sample
+   * is fetched in the background.
+   */
+  OpenFile open(int id, long pid) {
+    if (cache.isBlocked(id)) {
+      // Large files: accesses are recorded per block as they are read.
+      return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    }
+    Streams.Attribution stream = null;
+    try {
+      stream = attribute(id, pid);
+      if (stream != null) {
+        // The reader moves past this open before the policy hears of it: the next use the policy
+        // then sees for this sample is its next read, not the one happening now.
+        if (prefetcher.follow(stream.stream(), id)) {
+          background.execute(cache::orderChanged); // re-key by the stream's new time map
+        }
+      }
+    } catch (RuntimeException e) {
+      // Prediction steers the cache; it is never a reason to fail an open.
+      errors.record("stream", catalog.path(id), e);
+      stream = null;
+    }
+    boolean hit = cache.access(id);
+    // A fetch already under way (a prefetch that is late) is waited for, never substituted.
+    boolean fetching = !hit && cache.isFetching(id);
+    // The kernel's page cache may still hold this file and answer every read itself; the cache
+    // must see the miss all the same, or it could never admit what the page cache serves. If the
+    // kernel does ask, its read takes this fetch's bytes: one source request per miss, whether or
+    // not the cache admitted them.
+    CompletableFuture<byte[]> fetched = hit ? null : fetchInBackground(id);
+    if (stream != null) {
+      try {
+        followed(stream, id, hit);
+      } catch (RuntimeException e) {
+        errors.record("prefetch", catalog.path(id), e);
+      }
+    }
+    int sub = hints.classOf(id) < 0 ? -1 : hints.opened(id, hit, fetching);
+    if (hints.classOf(id) >= 0) {
+      recordTrace(id);
+    }
+    if (sub >= 0) {
+      return new OpenFile(
+          sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
+    }
+    OpenFile f = new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    f.pending = fetched;
+    return f;
+  }
+
+  /** After the cache saw the open: the stream's counters, recognition and prefetching. */
+  private void followed(Streams.Attribution stream, int id, boolean hit) {
+    Stream st = stream.stream();
+    st.opened(hit, stream.byAncestry());
+    if (!hit && prefetcher.isInFlight(id)) {
+      st.lateMisses.increment(); // prefetched, but not in time
+    }
+    if (st.implicit() && !st.hinted()) {
+      int[] o = st.order().order();
+      if (o == null) {
+        hints.observe(st, id);
+      } else if (st.order().position() >= o.length) {
+        hints.advanceDetected(st);
+      }
+    }
+    prefetcher.scheduleAhead();
+  }
+
+  /**
+   * The stream an open belongs to: a hinted one (by ancestry or window), else, with order detection
+   * on, a stream of the reader's own in which its sampler's order is searched for. The reader's
+   * ImageFolder root is taken to be the file's grandparent (root/class/file, torchvision's layout);
+   * files nested deeper under their class give a root that is wrong, and no order is found.
+   */
+  private Streams.Attribution attribute(int id, long pid) {
+    Streams ss = hints.streams();
+    Streams.Attribution a = ss.attribute(pid, id);
+    if (a != null || !detectOrder || pid <= 1) {
+      return a;
+    }
+    int cls = catalog.parent(id);
+    if (cls == Catalog.ROOT) {
+      return null; // a file at the mount root has no class directory
+    }
+    int root = catalog.parent(cls);
+    Stream st = ss.implicitFor(pid);
+    if (st == null) {
+      return null;
+    }
+    if (st.view() == null) {
+      try {
+        st.setDetectionView(catalog.path(root), hints.view(catalog, root), catalog.entryCount());
+      } catch (RuntimeException e) {
+        return null; // not an ImageFolder root: nothing to recognise
+      }
+    }
+    return new Streams.Attribution(st, true);
+  }
+
+  /** Fetches a missed file off the FUSE thread; its access was recorded at open. */
+  private CompletableFuture<byte[]> fetchInBackground(int id) {
+    var f = new CompletableFuture<byte[]>();
+    background.execute(
+        () -> {
+          try {
+            f.complete(cache.read(id, 0, false));
+          } catch (IOException | RuntimeException e) {
+            errors.record("background fetch", catalog.path(id), e);
+            f.completeExceptionally(e);
+          }
+        });
+    return f;
+  }
+
+  private void recordTrace(int id) {
+    TraceRecorder t = trace.get();
+    if (t != null) {
+      t.read(hints.epoch(), hints.sampleOf(id), catalog.size(id), hints.classOf(id));
+    }
+  }
+
+  @Override
+  public void close() {
+    background.shutdownNow();
+  }
+}

@@ -1,0 +1,44 @@
+package org.hintfs.fs;
+
+import java.nio.charset.StandardCharsets;
+import org.hintfs.fs.control.HintState;
+import org.hintfs.fs.store.TieredCache;
+
+/** The content of the generated files under {@code /.hintfs}, made at open. */
+final class VirtualContent {
+  /** The longest a read of stats or cached waits for the hints written before it to apply. */
+  static final long APPLIED_WAIT_MS = 2000;
+
+  private VirtualContent() {}
+
+  /** The bytes of {@code v} now. */
+  static byte[] render(VirtualFile v, HintState hints, TieredCache cache, StatsReport report) {
+    if (v == VirtualFile.STATS || v == VirtualFile.CACHED) {
+      // Read your writes: what a reader wrote to the control file before shows in what it reads.
+      hints.awaitApplied(APPLIED_WAIT_MS);
+    }
+    String text =
+        switch (v) {
+          case STATS -> report.json();
+          case ERRORS -> hints.errorsText();
+          case CACHED -> cachedText(hints, cache);
+          default -> "";
+        };
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The #index of every dataset sample cached now, one per line. */
+  private static String cachedText(HintState hints, TieredCache cache) {
+    if (hints.view() == null) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int id : cache.cachedIds()) {
+      int s = hints.sampleOf(id);
+      if (s >= 0) {
+        sb.append('#').append(s).append('\n');
+      }
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,59 @@
+package org.hintfs.fs;
+
+import java.io.IOException;
+import org.hintfs.fs.admin.AdminOps;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.control.HintState;
+import org.hintfs.fs.prefetch.OwedPrefetch;
+import org.hintfs.fs.prefetch.Prefetcher;
+import org.hintfs.fs.store.TieredCache;
+
+/**
+ * The mount's background fetchers, built from its configuration: the prefetcher that runs ahead of
+ * every stream, the owed samples' prefetch (substitution), an admin's prefetch and pins. Each
+ * records its failures in the mount's error table and never fails a read.
+ */
+record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
+    implements AutoCloseable {
+  /** Concurrent fetches of the samples substitution owes the trainer. */
+  static final int OWED_PREFETCH_THREADS = 4;
+
+  /** The most of the cache the owed samples may hold at once. */
+  static final double OWED_SHARE = 0.25;
+
+  /** Concurrent fetches of an admin's prefetch or pin. */
+  static final int ADMIN_PREFETCH_THREADS = 16;
+
+  Workers(
+      Catalog catalog, TieredCache cache, HintState hints, ErrorTable errors, MountConfig config) {
+    this(
+        new Prefetcher(
+            hints.streams()::active,
+            config.prefetchWindow(),
+            config.prefetchWindowBytes(),
+            config.prefetchThreads(),
+            cache::isNear,
+            catalog::size,
+            id -> {
+              try {
+                cache.prefetch(id);
+              } catch (IOException | RuntimeException e) {
+                errors.record("prefetch", catalog.path(id), e);
+              }
+            }),
+        new OwedPrefetch(
+            cache,
+            catalog::size,
+            (id, e) -> errors.record("owed prefetch", catalog.path(id), e),
+            OWED_PREFETCH_THREADS,
+            OWED_SHARE),
+        new AdminOps(cache, catalog, errors, config.cacheDir(), ADMIN_PREFETCH_THREADS));
+  }
+
+  @Override
+  public void close() {
+    prefetcher.close();
+    owedPrefetch.close();
+    admin.close();
+  }
+}
