@@ -55,7 +55,7 @@ public final class MetricsServer implements AutoCloseable {
         r,
         "hintfs_substitutions",
         "misses served by a substitute",
-        () -> fs.hints().substitutions.sum());
+        () -> fs.hints().substitution.substitutions.sum());
     counter(r, "hintfs_hints_accepted", "control lines applied", () -> fs.hints().accepted.sum());
     counter(r, "hintfs_hints_rejected", "control lines refused", () -> fs.hints().rejected.sum());
     counter(
@@ -83,7 +83,7 @@ public final class MetricsServer implements AutoCloseable {
         "hintfs_epoch_coverage",
         "share of the dataset served in the last whole epoch (substitution lowers it)",
         () -> {
-          var cov = fs.hints().coverage();
+          var cov = fs.hints().substitution.coverage();
           if (cov == null) {
             return 0;
           }

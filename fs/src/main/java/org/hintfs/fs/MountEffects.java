@@ -21,7 +21,7 @@ final class MountEffects {
         new TieredCache.Listener() {
           @Override
           public void added(int id) {
-            var c = hints.chooser();
+            var c = hints.substitution.chooser();
             if (c != null) {
               c.cached(id);
             }
@@ -29,7 +29,7 @@ final class MountEffects {
 
           @Override
           public void removed(int id) {
-            var c = hints.chooser();
+            var c = hints.substitution.chooser();
             if (c != null) {
               c.uncached(id);
             }

@@ -87,7 +87,7 @@ final class SampleOpener implements AutoCloseable {
         errors.record("prefetch", catalog.path(id), e);
       }
     }
-    int sub = hints.classOf(id) < 0 ? -1 : hints.opened(id, hit, fetching);
+    int sub = hints.classOf(id) < 0 ? -1 : hints.substitution.opened(id, hit, fetching);
     if (hints.classOf(id) >= 0) {
       recordTrace(id);
     }
@@ -110,9 +110,9 @@ final class SampleOpener implements AutoCloseable {
     if (st.implicit() && !st.hinted()) {
       int[] o = st.order().order();
       if (o == null) {
-        hints.observe(st, id);
+        hints.recognition.observe(st, id);
       } else if (st.order().position() >= o.length) {
-        hints.advanceDetected(st);
+        hints.recognition.advanceDetected(st);
       }
     }
     prefetcher.scheduleAhead();

@@ -80,10 +80,10 @@ final class StatsReport {
     hints.put("accepted_by_kind", h.acceptedByVerb());
     hints.put("rejected", h.rejected.sum());
     hints.put("scored_samples", h.context().importance().knownCount());
-    hints.put("substitution", h.substitution());
-    hints.put("substitution_max", h.substitutionRules().maxFraction());
-    m.put("substitutions", h.substitutions.sum());
-    m.put("substitution", substitution(h));
+    hints.put("substitution", h.substitution.on());
+    hints.put("substitution_max", h.substitution.rules().maxFraction());
+    m.put("substitutions", h.substitution.substitutions.sum());
+    m.put("substitution", substitutionReport(h));
     var pf = fs.prefetcher();
     var live = h.streams().active();
     Map<String, Object> pred = new LinkedHashMap<>();
@@ -163,11 +163,11 @@ final class StatsReport {
     }
     m.put("streams", streams);
     hints.put("jobs", h.jobs());
-    hints.put("orders_detected", h.detections.sum());
-    hints.put("detection_searches", h.detectionSearches.sum());
-    hints.put("detection_ms", h.detectionMicros.sum() / 1000);
+    hints.put("orders_detected", h.recognition.detections.sum());
+    hints.put("detection_searches", h.recognition.detectionSearches.sum());
+    hints.put("detection_ms", h.recognition.detectionMicros.sum() / 1000);
     m.put("hints", hints);
-    m.put("per_class", h.perClass());
+    m.put("per_class", h.substitution.perClass());
     m.put("errors", fs.errors().snapshot());
     m.put("admin", fs.admin().counters());
     try {
@@ -194,14 +194,14 @@ final class StatsReport {
    * Substitution and what the trainers received: the rules in force, why misses were not
    * substituted, the owed samples' prefetch, and per epoch the distinct samples served (coverage).
    */
-  private Map<String, Object> substitution(org.hintfs.fs.control.HintState h) {
+  private Map<String, Object> substitutionReport(org.hintfs.fs.control.HintState h) {
     Map<String, Object> m = new LinkedHashMap<>();
-    var rules = h.substitutionRules();
-    m.put("on", h.substitution());
+    var rules = h.substitution.rules();
+    m.put("on", h.substitution.on());
     m.put("max", rules.maxFraction());
     m.put("reuse", rules.reuse());
     m.put("from_start", rules.fromStart());
-    var cs = h.chooserState();
+    var cs = h.substitution.chooserState();
     m.put("warm", cs != null && cs.warm());
     m.put("substitutions_this_epoch", cs == null ? 0 : cs.substitutionsThisEpoch());
     m.put("owed_left", cs == null ? 0 : cs.owedLeft());
@@ -223,7 +223,7 @@ final class StatsReport {
       not.put("no_candidate", r.noCandidate);
     }
     m.put("not_substituted", not);
-    var cov = h.coverage();
+    var cov = h.substitution.coverage();
     m.put("dataset_samples", cov == null ? 0 : cov.datasetSize());
     m.put("longest_unserved_epochs", cov == null ? 0 : cov.longestUnserved());
     java.util.List<Map<String, Object>> epochs = new java.util.ArrayList<>();

@@ -6,7 +6,6 @@ import java.util.Locale;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.ImageFolderView;
 import org.hintfs.policy.Policies;
-import org.hintfs.policy.SubstitutionChooser;
 
 /**
  * Parses one control line into a {@link Hint}, checking everything that can be checked now (syntax,
@@ -72,7 +71,7 @@ public final class ControlParser {
       case "similar":
         return similar(f, view);
       case "substitution":
-        return substitution(f, view);
+        return Substitution.parse(f, view);
       case "policy":
         need(f, 2, 2, "policy <name>");
         if (!Policies.names().contains(f[1])) {
@@ -276,54 +275,6 @@ public final class ControlParser {
     return new Hint.Similar(s, ns);
   }
 
-  private static final String SUBSTITUTION_USAGE =
-      "usage: substitution off | substitution on [max <fraction>] [reuse] [from-start]";
-
-  /**
-   * {@code substitution on} with the defaults for every option not given ({@link
-   * SubstitutionChooser.Rules#defaults}); {@code substitution off}.
-   */
-  private Hint substitution(String[] f, ImageFolderView view) {
-    if (f.length < 2) {
-      throw new InvalidHintException(SUBSTITUTION_USAGE);
-    }
-    boolean on = onOff(f[1]);
-    SubstitutionChooser.Rules d = SubstitutionChooser.Rules.defaults();
-    double max = d.maxFraction();
-    boolean reuse = d.reuse();
-    boolean fromStart = d.fromStart();
-    for (int k = 2; k < f.length; k++) {
-      if (!on) {
-        throw new InvalidHintException("substitution off takes no options, not '" + f[k] + "'");
-      }
-      switch (f[k]) {
-        case "reuse" -> reuse = true;
-        case "from-start" -> fromStart = true;
-        case "max" -> {
-          if (++k == f.length) {
-            throw new InvalidHintException("max needs a fraction in [0, 1]");
-          }
-          try {
-            max = Double.parseDouble(f[k]);
-          } catch (NumberFormatException e) {
-            throw new InvalidHintException("max must be a number in [0, 1], not '" + f[k] + "'");
-          }
-          if (!(max >= 0 && max <= 1)) {
-            throw new InvalidHintException("max must be in [0, 1], not " + f[k]);
-          }
-        }
-        default ->
-            throw new InvalidHintException(
-                "unknown substitution option '" + f[k] + "': max <fraction>, reuse or from-start");
-      }
-    }
-    if (on && view == null) {
-      throw new InvalidHintException(
-          "substitution needs the dataset first (a 'dataset <dir>' line): classes come from it");
-    }
-    return new Hint.Substitution(on, new SubstitutionChooser.Rules(max, reuse, fromStart));
-  }
-
   /** A sample: {@code #index} under the dataset, or a path to a file in the mount. */
   int sample(String token, ImageFolderView v) {
     if (token.startsWith("#")) {
@@ -361,7 +312,7 @@ public final class ControlParser {
     return sb.length() == 0 ? "/" : sb.toString();
   }
 
-  private static boolean onOff(String s) {
+  static boolean onOff(String s) {
     if (s.equals("on")) {
       return true;
     }

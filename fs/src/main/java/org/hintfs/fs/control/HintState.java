@@ -3,24 +3,19 @@ package org.hintfs.fs.control;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
-import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.stream.SamplerSpec;
 import org.hintfs.fs.stream.Stream;
 import org.hintfs.fs.stream.Streams;
-import org.hintfs.policy.Coverage;
 import org.hintfs.policy.ImageFolderView;
 import org.hintfs.policy.Importance;
 import org.hintfs.policy.PolicyContext;
-import org.hintfs.policy.SubstitutionChooser;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,50 +83,27 @@ public final class HintState {
   private final int entries;
   private final Streams streams;
   private final Importance importance;
-  private final Map<String, Importance> jobImportance = new HashMap<>();
+  private final JobScores jobScores;
+  private final Predictions predictions;
   private final int[] classOf;
   private final PolicyContext context;
   private final BlockingQueue<Queued> queue = new LinkedBlockingQueue<>();
   private final Deque<String> errors = new ArrayDeque<>();
-  private final Map<Integer, int[]> neighbours = new HashMap<>();
   private final Thread applier;
   private Effects effects;
   private volatile ImageFolderView view;
   private volatile String datasetDir;
   private volatile int[] sampleOfNode;
-  private volatile SubstitutionChooser chooser;
-  private volatile boolean substitution;
-  private volatile SubstitutionChooser.Rules substitutionRules =
-      SubstitutionChooser.Rules.defaults();
-  private volatile Coverage coverage;
-  private ImageFolderView chooserView; // under the policy lock
-  private final Object epochLock = new Object();
-  private volatile int epoch;
-  private volatile boolean epochSeen;
-  private volatile AtomicLongArray perClass = new AtomicLongArray(0);
   public final LongAdder accepted = new LongAdder();
   public final LongAdder rejected = new LongAdder();
-  public final LongAdder substitutions = new LongAdder();
   private final Map<String, LongAdder> byVerb = new ConcurrentHashMap<>();
   private final Map<Integer, ImageFolderView> views = new ConcurrentHashMap<>();
-  private final java.util.concurrent.ExecutorService detector =
-      DaemonThreads.pool("order-detector", 1, Thread.MIN_PRIORITY);
-  public final LongAdder detections = new LongAdder();
-  public final LongAdder detectionSearches = new LongAdder();
-  public final LongAdder detectionMicros = new LongAdder();
 
-  /**
-   * Opens a hintless stream collects before the search: 128 distinct samples (8 batches of 16),
-   * enough that a candidate explaining 90% of them by chance is below 1e-9 on any dataset over a
-   * few thousand samples, few enough that the search starts within the first batches.
-   */
-  public static final int DETECT_AFTER = 128;
+  /** Substitution, the mount's epochs and what the trainers received. */
+  public final Substitution substitution;
 
-  /** Failed searches in a row before a stream stops trying (an unseeded or unknown sampler). */
-  public static final int DETECT_ATTEMPTS = 3;
-
-  private final org.hintfs.policy.sampler.OrderDetector.Options detectOptions =
-      org.hintfs.policy.sampler.OrderDetector.Options.defaults();
+  /** Order recognition for the streams that send no hint. */
+  public final OrderRecognition recognition = new OrderRecognition(this::enqueue);
 
   /** State for a catalog of {@code entries} ids, read by {@code streams}. */
   public HintState(int entries, Streams streams) {
@@ -141,6 +113,9 @@ public final class HintState {
     this.classOf = new int[entries];
     Arrays.fill(classOf, -1);
     this.context = new PolicyContext(entries, importance, streams, classOf);
+    this.jobScores = new JobScores(entries, importance);
+    this.predictions = new Predictions(entries, s -> effects.orderChanged(s));
+    this.substitution = new Substitution(context, () -> view);
     this.applier = new Thread(this::applyLoop, "hint-applier");
     this.applier.setDaemon(true);
     this.applier.start();
@@ -149,6 +124,7 @@ public final class HintState {
   /** Connects the state to the mount it steers (once, before any hint arrives). */
   public void connect(Effects e) {
     this.effects = e;
+    substitution.connect(e);
   }
 
   /** The streams reading this mount. */
@@ -176,56 +152,9 @@ public final class HintState {
     return datasetDir;
   }
 
-  /** The substitution rules in force (or that {@code substitution on} last set). */
-  public SubstitutionChooser.Rules substitutionRules() {
-    return substitutionRules;
-  }
-
-  /** What the trainers received per epoch under the default dataset, or null before one. */
-  public Coverage coverage() {
-    return coverage;
-  }
-
-  /** The chooser's state, for stats: read under the policy lock. */
-  public record ChooserState(
-      boolean warm,
-      long substitutionsThisEpoch,
-      int owedLeft,
-      SubstitutionChooser.Refusals refusals) {}
-
-  /** A snapshot of the chooser, or null when substitution never ran. */
-  public ChooserState chooserState() {
-    ChooserState[] out = {null};
-    effects.underPolicyLock(
-        () -> {
-          SubstitutionChooser c = chooser;
-          if (c != null) {
-            SubstitutionChooser.Refusals r = new SubstitutionChooser.Refusals();
-            SubstitutionChooser.Refusals from = c.refusals();
-            r.warmUp = from.warmUp;
-            r.important = from.important;
-            r.owed = from.owed;
-            r.inFlight = from.inFlight;
-            r.capped = from.capped;
-            r.noCandidate = from.noCandidate;
-            out[0] = new ChooserState(c.warm(), c.substitutionsThisEpoch(), c.owedLeft(), r);
-          }
-        });
-    return out[0];
-  }
-
-  public boolean substitution() {
-    return substitution;
-  }
-
   /** The mount's epoch: the last one a stream announced (each stream keeps its own too). */
   public int epoch() {
-    return epoch;
-  }
-
-  /** The chooser, when substitution is on (use under the policy lock). */
-  public SubstitutionChooser chooser() {
-    return substitution ? chooser : null;
+    return substitution.epoch();
   }
 
   /** The dataset index of a catalog id under the default dataset, or -1. */
@@ -247,62 +176,9 @@ public final class HintState {
     return views.computeIfAbsent(root, r -> ImageFolderView.build(catalog, r));
   }
 
-  /**
-   * Notes an open by a stream that sent no hint and has no prediction; after {@link #DETECT_AFTER}
-   * distinct samples, searches for the sampler order that explains them, off the FUSE threads.
-   */
-  public void observe(Stream st, int id) {
-    if (st.hinted() || st.order().known() || st.failedSearches() >= DETECT_ATTEMPTS) {
-      return;
-    }
-    int s = st.sampleOf(id);
-    if (s < 0) {
-      return;
-    }
-    int[] seen = st.observe(s, DETECT_AFTER);
-    if (seen == null) {
-      return;
-    }
-    int n = st.view().samples();
-    detector.execute(
-        () -> {
-          long t0 = System.nanoTime();
-          var m = org.hintfs.policy.sampler.OrderDetector.detect(n, seen, detectOptions);
-          long micros = (System.nanoTime() - t0) / 1000;
-          detectionSearches.increment();
-          detectionMicros.add(micros);
-          st.searchDone();
-          if (m != null) {
-            detections.increment();
-            SamplerSpec spec =
-                new SamplerSpec(m.generatorSeed(), m.world(), m.rank(), m.sampler(), false, false);
-            enqueue(new Queued(st, new Hint.Detected(spec, 0, m, micros)));
-          } else {
-            st.setDetectMicros(micros);
-            log.info("stream {}: no sampler order explains its first reads", st.id());
-          }
-        });
-  }
-
-  /**
-   * A recognised stream read its whole epoch: predict the next (the generator seed + 1 for
-   * set_epoch; the same seed if the script was seen not to call it).
-   */
-  public void advanceDetected(Stream st) {
-    var m = st.detected();
-    SamplerSpec spec = st.sampler();
-    if (m == null || spec == null || st.hinted()) {
-      return;
-    }
-    if (st.claimAdvance()) {
-      st.markAdvanced();
-      enqueue(new Queued(st, new Hint.Detected(spec, st.epoch() + st.detectedEpochStep(), m, -1)));
-    }
-  }
-
   /** Jobs that sent scores, by name (for stats). */
-  public synchronized List<String> jobs() {
-    return jobImportance.keySet().stream().sorted().toList();
+  public List<String> jobs() {
+    return jobScores.jobs();
   }
 
   /**
@@ -316,8 +192,8 @@ public final class HintState {
         writer.setDataset(d.dir(), d.view());
       }
     }
-    if (h instanceof Hint.Substitution s && s.on()) {
-      substitutionRules = s.rules();
+    if (h instanceof Hint.Substitution s) {
+      substitution.accepted(s);
     }
     accepted.increment();
     byVerb.computeIfAbsent(verb, k -> new LongAdder()).increment();
@@ -387,6 +263,11 @@ public final class HintState {
     queue.add(q);
   }
 
+  /** Queues a hint for stream {@code st} (the applier applies it in order). */
+  void enqueue(Stream st, Hint h) {
+    enqueue(new Queued(st, h));
+  }
+
   private void setDataset(Hint.Dataset d) {
     ImageFolderView v = d.view();
     datasetDir = d.dir();
@@ -399,111 +280,8 @@ public final class HintState {
       }
     }
     sampleOfNode = v.sampleOfNode(entries);
-    perClass = new AtomicLongArray(v.classes() * 3);
-    coverage = new Coverage(classOf, epoch);
+    substitution.datasetChanged(v);
     view = v;
-  }
-
-  /**
-   * An open of dataset sample {@code id}: asks the chooser for a substitute when substitution is
-   * on, and counts what the reader receives.
-   *
-   * @param hit the sample is cached
-   * @param fetching a fetch of it is already in flight
-   * @return the substitute to serve, or -1 to serve the sample itself
-   */
-  public int opened(int id, boolean hit, boolean fetching) {
-    int sub = -1;
-    if (substitution) {
-      int[] pick = {-1};
-      effects.underPolicyLock(
-          () -> {
-            SubstitutionChooser c = chooser;
-            if (substitution && c != null) {
-              pick[0] = c.opened(id, hit, fetching);
-            }
-          });
-      sub = pick[0];
-    }
-    countOpen(id, hit, sub >= 0);
-    Coverage cov = coverage;
-    if (cov != null && cov.served(sub >= 0 ? sub : id, sub >= 0) && !epochSeen) {
-      // No epoch was ever announced: a dataset's worth of reads makes one.
-      startEpoch(cov.epoch() + 1, false);
-    }
-    return sub;
-  }
-
-  /**
-   * Ends the mount's epoch and starts {@code next}: the chooser's per-epoch rules and the coverage
-   * start again, and what was substituted away and never served is fetched ahead. An announced
-   * epoch the mount is in already (another rank's line) changes nothing; the first announcement
-   * before any read only numbers the epoch.
-   */
-  private void startEpoch(int next, boolean announced) {
-    synchronized (epochLock) {
-      if (announced) {
-        boolean first = !epochSeen;
-        if (!first && next == epoch) {
-          return;
-        }
-        epochSeen = true;
-        effects.epochStarted(next);
-        Coverage cov = coverage;
-        if (first && (cov == null || cov.renumber(next))) {
-          epoch = next;
-          return;
-        }
-      } else if (epochSeen) {
-        return;
-      }
-      int[][] owed = {new int[0]};
-      effects.underPolicyLock(
-          () -> {
-            epoch = next;
-            if (chooser != null) {
-              owed[0] = chooser.newEpoch();
-            }
-          });
-      Coverage cov = coverage;
-      if (cov != null) {
-        cov.newEpoch(next);
-      }
-      if (owed[0].length > 0 && substitution) {
-        effects.owed(owed[0]);
-      }
-    }
-  }
-
-  /** Counts an open of a dataset sample: hit, miss or substituted. */
-  private void countOpen(int id, boolean hit, boolean substituted) {
-    int c = classOf(id);
-    AtomicLongArray pc = perClass;
-    if (c >= 0 && 3 * c + 2 < pc.length()) {
-      pc.incrementAndGet(3 * c + (substituted ? 2 : hit ? 0 : 1));
-    }
-    if (substituted) {
-      substitutions.increment();
-    }
-  }
-
-  /** Per class: name, hits, misses, substitutions. */
-  public List<Map<String, Object>> perClass() {
-    ImageFolderView v = view;
-    AtomicLongArray pc = perClass;
-    List<Map<String, Object>> out = new java.util.ArrayList<>();
-    if (v == null) {
-      return out;
-    }
-    for (int c = 0; c < v.classes() && 3 * c + 2 < pc.length(); c++) {
-      Map<String, Object> m = new java.util.LinkedHashMap<>();
-      m.put("class", v.className(c));
-      m.put("hits", pc.get(3 * c));
-      m.put("misses", pc.get(3 * c + 1));
-      m.put("substitutions", pc.get(3 * c + 2));
-      out.add(m);
-    }
-    return out;
   }
 
   private void applyLoop() {
@@ -532,23 +310,23 @@ public final class HintState {
       return; // its writer is gone: nothing of it should steer the cache any more
     }
     if (h instanceof Hint.Dataset) {
-      effects.underPolicyLock(this::rebuildChooser);
+      effects.underPolicyLock(substitution::rebuildChooser);
     } else if (h instanceof Hint.Losses l) {
-      Importance job = jobImportance(st);
+      Importance job = jobScores.of(st == null ? "" : st.job(streams.tree()));
       effects.underPolicyLock(
           () -> {
             job.recordBatch(l.samples(), l.losses());
-            combine(job, l.samples());
+            jobScores.combine(job, l.samples());
           });
       effects.recordScores(true, l.samples(), l.losses());
     } else if (h instanceof Hint.Scores s) {
-      Importance job = jobImportance(st);
+      Importance job = jobScores.of(st == null ? "" : st.job(streams.tree()));
       effects.underPolicyLock(
           () -> {
             for (int k = 0; k < s.samples().length; k++) {
               job.set(s.samples()[k], s.scores()[k]);
             }
-            combine(job, s.samples());
+            jobScores.combine(job, s.samples());
           });
       effects.recordScores(false, s.samples(), s.scores());
     } else if (h instanceof Hint.Epoch e) {
@@ -556,12 +334,12 @@ public final class HintState {
         st.setEpoch(e.epoch());
         SamplerSpec sd = st.sampler();
         if (sd != null) {
-          predict(st, sd, e.epoch());
+          predictions.predict(st, viewFor(st), sd, e.epoch(), null);
         }
       }
       // The first rank to announce an epoch starts it for the mount; the others' lines for the
       // same epoch change only their own stream.
-      startEpoch(e.epoch(), true);
+      substitution.startEpoch(e.epoch(), true);
     } else if (h instanceof Hint.Detected d) {
       if (st.hinted()) {
         return; // an explicit hint always wins
@@ -570,7 +348,8 @@ public final class HintState {
         st.setDetected(d.match(), d.micros());
       }
       st.setEpoch(d.epoch());
-      predict(st, d.spec(), d.epoch(), d.micros() < 0 ? st.order().order() : null);
+      predictions.predict(
+          st, viewFor(st), d.spec(), d.epoch(), d.micros() < 0 ? st.order().order() : null);
       log.info(
           "stream {}: {} order, generator seed {} + epoch {}, world {} rank {}",
           st.id(),
@@ -582,8 +361,8 @@ public final class HintState {
     } else if (h instanceof Hint.Seed sd) {
       st.markHinted();
       st.setEpoch(sd.epoch());
-      startEpoch(sd.epoch(), true);
-      predict(st, sd.spec(), sd.epoch());
+      substitution.startEpoch(sd.epoch(), true);
+      predictions.predict(st, viewFor(st), sd.spec(), sd.epoch(), null);
     } else if (h instanceof Hint.Order o) {
       st.markHinted();
       int[] ids = o.ids();
@@ -599,24 +378,9 @@ public final class HintState {
       }
       effects.orderChanged(st);
     } else if (h instanceof Hint.Similar s) {
-      effects.underPolicyLock(
-          () -> {
-            neighbours.put(s.sample(), s.neighbours());
-            if (chooser != null) {
-              chooser.setNeighbours(s.sample(), s.neighbours());
-            }
-          });
+      substitution.apply(s);
     } else if (h instanceof Hint.Substitution s) {
-      effects.underPolicyLock(
-          () -> {
-            substitution = s.on();
-            if (s.on() && chooser == null) {
-              rebuildChooser();
-            }
-            if (chooser != null && s.on()) {
-              chooser.setRules(s.rules());
-            }
-          });
+      substitution.apply(s);
     } else if (h instanceof Hint.Policy p) {
       effects.switchPolicy(p.name());
     } else if (h instanceof Hint.Trace t) {
@@ -626,124 +390,8 @@ public final class HintState {
     }
   }
 
-  /** The importance of the writer's job ("" for a writer with no stream). */
-  private synchronized Importance jobImportance(Stream st) {
-    String job = st == null ? "" : st.job(streams.tree());
-    if (jobImportance.isEmpty()) {
-      // One job writes straight into the policies' scores: a lone job costs nothing extra.
-      jobImportance.put(job, importance);
-      return importance;
-    }
-    Importance imp = jobImportance.get(job);
-    if (imp != null) {
-      return imp;
-    }
-    for (Map.Entry<String, Importance> e : jobImportance.entrySet()) {
-      if (e.getValue() == importance) {
-        // A second job: the first one's scores move to an array of its own.
-        Importance own = new Importance(entries);
-        for (int s = 0; s < entries; s++) {
-          if (importance.known(s)) {
-            own.set(s, importance.score(s));
-          }
-        }
-        e.setValue(own);
-      }
-    }
-    imp = new Importance(entries);
-    jobImportance.put(job, imp);
-    return imp;
-  }
-
-  /** The policies' score of each sample is the highest any job gave it. Under the policy lock. */
-  private void combine(Importance changed, int[] samples) {
-    if (changed == importance) {
-      return;
-    }
-    synchronized (this) {
-      for (int s : samples) {
-        float best = Float.NaN;
-        for (Importance job : jobImportance.values()) {
-          if (job.known(s) && !(job.score(s) <= best)) {
-            best = job.score(s);
-          }
-        }
-        if (!Float.isNaN(best)) {
-          importance.set(s, best);
-        }
-      }
-    }
-  }
-
-  /** Replays the sampler for {@code epoch} and makes it the stream's predicted order. */
-  private void predict(Stream st, SamplerSpec sd, int epoch) {
-    predict(st, sd, epoch, null);
-  }
-
-  /**
-   * Replays the sampler for {@code epoch} and makes it the stream's predicted order. With {@code
-   * before} (a recognised stream moving on by itself, when its reader reached the end), the last
-   * window of the old order stays in front, read: the slower workers' last files of the old epoch
-   * still arrive after the furthest one, and must not be taken for reads of the new epoch.
-   */
-  private void predict(Stream st, SamplerSpec sd, int epoch, int[] before) {
-    ImageFolderView v = viewFor(st);
-    int[] ids = replay(v, sd, epoch, Integer.MAX_VALUE);
-    int carried = 0;
-    if (before != null) {
-      carried = Math.min(before.length, Math.max(Streams.MIN_BEHIND, nextHeadLength));
-      int[] joined = new int[carried + ids.length];
-      System.arraycopy(before, before.length - carried, joined, 0, carried);
-      System.arraycopy(ids, 0, joined, carried, ids.length);
-      ids = joined;
-    }
-    st.predict(sd, ids, entries);
-    for (int p = 0; p < carried; p++) {
-      st.order().markRead(p);
-    }
-    st.order().moveTo(carried);
-    // What set_epoch(epoch + 1) will read first: the prefetcher carries on into it. A recognised
-    // script seen not to call set_epoch reads the same order again.
-    int step = !st.hinted() && st.detected() != null ? st.detectedEpochStep() : 1;
-    st.order().setNextHead(replay(v, sd, epoch + step, nextHeadLength));
-    effects.orderChanged(st);
-  }
-
-  /** The catalog ids the sampler yields in {@code epoch}, the first {@code limit} of them. */
-  private static int[] replay(ImageFolderView v, SamplerSpec sd, int epoch, int limit) {
-    int n = v.samples();
-    int[] samples =
-        sd.sampler().equals("random")
-            ? org.hintfs.policy.sampler.TorchSamplers.dataLoaderShuffle(
-                n, sd.seed(), epoch + 1, sd.persistentWorkers())[epoch]
-            : org.hintfs.policy.sampler.TorchSamplers.distributed(
-                n, sd.world(), sd.rank(), true, sd.seed(), epoch, sd.dropLast());
-    int[] ids = new int[Math.min(limit, samples.length)];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = v.node(samples[i]);
-    }
-    return ids;
-  }
-
-  /** How much of the next epoch is predicted ahead: the prefetch window (set by the mount). */
-  private volatile int nextHeadLength = 256;
-
   /** Sets how much of the next epoch's order is predicted ahead (the prefetch window). */
   public void setNextHeadLength(int n) {
-    nextHeadLength = Math.max(0, n);
-  }
-
-  /** A chooser over the current classes, seeded with what is cached now. Under the policy lock. */
-  private void rebuildChooser() {
-    if (view == null || (!substitution && chooser == null) || chooserView == view) {
-      return; // nothing to choose from, or the same dataset again (every rank declares it)
-    }
-    chooserView = view;
-    SubstitutionChooser c = new SubstitutionChooser(context, substitutionRules, 1);
-    for (int id : effects.cachedIds()) {
-      c.cached(id);
-    }
-    neighbours.forEach(c::setNeighbours);
-    chooser = c;
+    predictions.setNextHeadLength(n);
   }
 }
