@@ -10,6 +10,7 @@ import java.util.Map;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.CachePolicy;
+import org.hintfs.policy.Residency;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +42,6 @@ public final class TieredCache implements AutoCloseable {
 
   private final DatasetSource source;
   private final Catalog catalog;
-  private CachePolicy policy;
   private volatile Listener listener = NO_LISTENER;
 
   /** Told, under the cache's lock, when a file enters or leaves the cache. */
@@ -65,12 +65,8 @@ public final class TieredCache implements AutoCloseable {
   private final Fetcher fetcher;
   private final Config config;
   private final CacheStats stats = new CacheStats();
-  private final long[] charged;
   private final Map<Integer, BitSet> blocksOf = new HashMap<>();
-  private final BitSet pinned = new BitSet();
-  private final BitSet held = new BitSet();
-  private long capacity;
-  private long used;
+  private final Residency residency;
 
   /**
    * A cache over {@code source}.
@@ -86,12 +82,27 @@ public final class TieredCache implements AutoCloseable {
       Config config) {
     this.source = source;
     this.catalog = catalog;
-    this.policy = policy;
     this.store = store;
     this.storeProblem = storeProblem;
     this.config = config;
-    this.capacity = store == null ? 0 : config.capacityBytes();
-    this.charged = new long[catalog.entryCount()];
+    this.residency =
+        new Residency(
+            catalog.entryCount(),
+            policy,
+            store == null ? 0 : config.capacityBytes(),
+            new Residency.Events() {
+              @Override
+              public void added(int id) {
+                listener.added(id);
+              }
+
+              @Override
+              public void evicting(int id) {
+                deleteStored(id);
+                listener.removed(id);
+                stats.evictions.increment();
+              }
+            });
     this.fetcher = new Fetcher(config.maxFetches());
     this.ram =
         Caffeine.newBuilder()
@@ -153,11 +164,7 @@ public final class TieredCache implements AutoCloseable {
             return;
           }
           synchronized (this) {
-            if (charged[id] == 0) {
-              policy.added(id);
-            }
-            charged[id] += m.charge();
-            used += m.charge();
+            residency.restore(id, m.charge());
             if (isBlocked(id)) {
               blocksOf.computeIfAbsent(id, k -> new BitSet()).set(m.block());
             }
@@ -165,14 +172,14 @@ public final class TieredCache implements AutoCloseable {
           kept[0]++;
         });
     synchronized (this) {
-      evictTo(capacity);
+      residency.setCapacity(residency.capacity());
+      log.info(
+          "cache recovered: {} entries, {} bytes of {}; {} stale entries dropped",
+          kept[0],
+          residency.used(),
+          residency.capacity(),
+          dropped[0]);
     }
-    log.info(
-        "cache recovered: {} entries, {} bytes of {}; {} stale entries dropped",
-        kept[0],
-        used,
-        capacity,
-        dropped[0]);
   }
 
   /**
@@ -245,9 +252,8 @@ public final class TieredCache implements AutoCloseable {
     boolean inRam = ram.getIfPresent(((long) id) << 32) != null;
     boolean hit;
     synchronized (this) {
-      hit = inRam || charged[id] > 0;
-      policy.recordAccess(id, hit);
-      held.clear(id); // read: its hold has done its work
+      hit = inRam || residency.isResident(id);
+      residency.accessed(id, hit); // and a hold has done its work
     }
     (hit ? stats.openHits : stats.openMisses).increment();
     return hit;
@@ -344,7 +350,7 @@ public final class TieredCache implements AutoCloseable {
 
   private void served(int id, boolean hit) {
     synchronized (this) {
-      policy.recordAccess(id, hit);
+      residency.policy().recordAccess(id, hit);
     }
   }
 
@@ -354,31 +360,12 @@ public final class TieredCache implements AutoCloseable {
       return;
     }
     BitSet blocks = blocksOf.get(id);
-    if (isBlocked(id) ? blocks != null && blocks.get(block) : charged[id] > 0) {
+    if (isBlocked(id) ? blocks != null && blocks.get(block) : residency.isResident(id)) {
       return; // already stored by an earlier fetch of the same unit
     }
-    boolean first = charged[id] == 0;
-    long c = StoredValue.charge(payload.length);
-    if (c > capacity) {
+    if (!residency.admit(id, StoredValue.charge(payload.length))) {
       return;
     }
-    // The policy is asked only when storing would cost a victim; free space takes anything.
-    boolean kept = pinned.get(id) || held.get(id);
-    if (first && used + c > capacity && !kept && !policy.admit(id)) {
-      return;
-    }
-    if (!first) {
-      policy.recordAccess(id, true); // keep the file being filled away from the victim slot
-    }
-    if (!makeRoom(c, id)) {
-      return;
-    }
-    if (first) {
-      policy.added(id);
-      listener.added(id);
-    }
-    charged[id] += c;
-    used += c;
     if (isBlocked(id)) {
       blocksOf.computeIfAbsent(id, k -> new BitSet()).set(block);
     }
@@ -386,8 +373,8 @@ public final class TieredCache implements AutoCloseable {
     store.put(key, vh, payload, block, path);
   }
 
-  /** Removes a whole file from the cache. Caller holds the lock. */
-  private void evict(int id) {
+  /** Deletes every stored unit of a file (it is being evicted). Caller holds the lock. */
+  private void deleteStored(int id) {
     String path = catalog.path(id);
     BitSet blocks = blocksOf.remove(id);
     if (blocks == null) {
@@ -397,70 +384,18 @@ public final class TieredCache implements AutoCloseable {
         store.delete(CacheKey.of(path, b));
       }
     }
-    used -= charged[id];
-    charged[id] = 0;
-    policy.removed(id);
-    listener.removed(id);
-    stats.evictions.increment();
   }
 
   private synchronized void drop(int id, int block, CacheKey key, int length) {
     store.delete(key);
-    if (charged[id] == 0) {
-      return;
-    }
     BitSet blocks = blocksOf.get(id);
-    long c = blocks == null ? charged[id] : StoredValue.charge(length);
     if (blocks != null) {
       blocks.clear(block);
     }
-    charged[id] -= c;
-    used -= c;
-    if (charged[id] <= 0) {
-      used -= charged[id];
-      charged[id] = 0;
+    long c = blocks == null ? Long.MAX_VALUE : StoredValue.charge(length);
+    if (residency.release(id, c)) {
       blocksOf.remove(id);
-      policy.removed(id);
       listener.removed(id);
-    }
-  }
-
-  private void evictTo(long limit) {
-    makeRoom(used - limit, -1);
-  }
-
-  /**
-   * Evicts the policy's victims until {@code need} more bytes fit, never a pinned file and never
-   * {@code keep}. Pinned victims are taken out of the policy while it looks further and put back
-   * after. Caller holds the lock.
-   *
-   * @return false if that much room cannot be made
-   */
-  private boolean makeRoom(long need, int keep) {
-    java.util.List<Integer> passedOver = null;
-    try {
-      while (used + need > capacity) {
-        int v = policy.victim();
-        if (v < 0 || v == keep) {
-          return false;
-        }
-        if (pinned.get(v) || held.get(v)) {
-          policy.removed(v);
-          if (passedOver == null) {
-            passedOver = new java.util.ArrayList<>();
-          }
-          passedOver.add(v);
-          continue;
-        }
-        evict(v);
-      }
-      return true;
-    } finally {
-      if (passedOver != null) {
-        for (int v : passedOver) {
-          policy.added(v);
-        }
-      }
     }
   }
 
@@ -470,26 +405,17 @@ public final class TieredCache implements AutoCloseable {
    * are held so that what is fetched for the trainer is still there when it asks.
    */
   public synchronized void hold(int id) {
-    held.set(id);
+    residency.hold(id);
   }
 
   /** Releases every hold; the files stay cached until the policy picks them. */
   public synchronized void releaseHolds() {
-    held.clear();
+    residency.releaseHolds();
   }
 
   /** Held files and their cached bytes: {files, bytes}. */
   public synchronized long[] heldUsage() {
-    return usage(held);
-  }
-
-  /** The files of {@code set} and their cached bytes: {files, bytes}. Caller holds the lock. */
-  private long[] usage(BitSet set) {
-    long bytes = 0;
-    for (int id = set.nextSetBit(0); id >= 0; id = set.nextSetBit(id + 1)) {
-      bytes += charged[id];
-    }
-    return new long[] {set.cardinality(), bytes};
+    return residency.heldUsage();
   }
 
   /** True while a source fetch of the file (its first block) is under way. */
@@ -499,27 +425,27 @@ public final class TieredCache implements AutoCloseable {
 
   /** Pins a file: it is admitted whatever the policy says and never evicted for room. */
   public synchronized void pin(int id) {
-    pinned.set(id);
+    residency.pin(id);
   }
 
   /** Unpins a file; it stays cached until the policy picks it. */
   public synchronized void unpin(int id) {
-    pinned.clear(id);
+    residency.unpin(id);
   }
 
   /** True if pinned. */
   public synchronized boolean isPinned(int id) {
-    return pinned.get(id);
+    return residency.isPinned(id);
   }
 
   /** Ids of the pinned files. */
   public synchronized int[] pinnedIds() {
-    return pinned.stream().toArray();
+    return residency.pinned();
   }
 
   /** Pinned files and their cached bytes: {files, bytes}. */
   public synchronized long[] pinnedUsage() {
-    return usage(pinned);
+    return residency.pinnedUsage();
   }
 
   /**
@@ -530,11 +456,9 @@ public final class TieredCache implements AutoCloseable {
   public boolean evictFile(int id) {
     boolean had;
     synchronized (this) {
-      pinned.clear(id);
-      held.clear(id);
-      had = charged[id] > 0;
+      had = residency.isResident(id);
+      residency.evict(id);
       if (had) {
-        evict(id);
         stats.adminEvictions.increment();
       }
     }
@@ -567,14 +491,13 @@ public final class TieredCache implements AutoCloseable {
   /** Called by the store's writer when LMDB's map is full: lower the capacity and evict. */
   void onMapFull(long bytesToFree) {
     synchronized (this) {
-      long lowered = Math.max(0, Math.min(capacity, used) - bytesToFree);
+      long lowered = Math.max(0, Math.min(residency.capacity(), residency.used()) - bytesToFree);
       log.warn(
           "LMDB map full with {} bytes cached; lowering the cache capacity from {} to {}",
-          used,
-          capacity,
+          residency.used(),
+          residency.capacity(),
           lowered);
-      capacity = lowered;
-      evictTo(capacity);
+      residency.setCapacity(lowered);
     }
   }
 
@@ -590,7 +513,7 @@ public final class TieredCache implements AutoCloseable {
 
   /** The known future order changed: the policy re-keys what is cached. */
   public synchronized void orderChanged() {
-    policy.orderChanged(cachedIds());
+    residency.policy().orderChanged(cachedIds());
   }
 
   /**
@@ -600,8 +523,8 @@ public final class TieredCache implements AutoCloseable {
   public void prefetch(int id) throws IOException {
     boolean onDisk;
     synchronized (this) {
-      policy.prefetching(id);
-      onDisk = charged[id] > 0;
+      residency.policy().prefetching(id);
+      onDisk = residency.isResident(id);
     }
     (onDisk ? stats.promotions : stats.prefetches).increment();
     read(id, 0, false);
@@ -619,25 +542,20 @@ public final class TieredCache implements AutoCloseable {
       return false;
     }
     synchronized (this) {
-      return charged[id] > 0;
+      return residency.isResident(id);
     }
   }
 
   /** Replaces the policy; the new one is told of every file cached now. */
   public synchronized void switchPolicy(CachePolicy next) {
-    for (int id = 0; id < charged.length; id++) {
-      if (charged[id] > 0) {
-        next.added(id);
-      }
-    }
-    policy = next;
+    residency.setPolicy(next);
     log.info("cache policy is now {}", next.name());
   }
 
   /** True if the file can be served without the source: on disk or in RAM (whole files). */
   public boolean isCached(int id) {
     synchronized (this) {
-      if (charged[id] > 0) {
+      if (residency.isResident(id)) {
         return true;
       }
     }
@@ -646,39 +564,28 @@ public final class TieredCache implements AutoCloseable {
 
   /** Ids of the files on disk now. */
   public synchronized int[] cachedIds() {
-    int n = 0;
-    for (long c : charged) {
-      if (c > 0) {
-        n++;
-      }
-    }
-    int[] out = new int[n];
-    for (int id = 0, k = 0; id < charged.length; id++) {
-      if (charged[id] > 0) {
-        out[k++] = id;
-      }
-    }
-    return out;
+    return residency.residents();
   }
 
   /** Bytes charged now. */
   public synchronized long usedBytes() {
-    return used;
+    return residency.used();
   }
 
   /** The capacity in force (it can be lowered at run time, see {@link #onMapFull}). */
   public synchronized long capacityBytes() {
-    return capacity;
+    return residency.capacity();
   }
 
   /** Number of files with at least one unit cached. */
   public synchronized int cachedFiles() {
-    return policy.size();
+    return residency.policy().size();
   }
 
   /** The policy's name ("auto (shade)" while auto follows shade). */
   public synchronized String policyName() {
-    return policy instanceof org.hintfs.policy.AutoPolicy a ? a.describe() : policy.name();
+    CachePolicy p = residency.policy();
+    return p instanceof org.hintfs.policy.AutoPolicy a ? a.describe() : p.name();
   }
 
   /** Counters. */
@@ -716,15 +623,7 @@ public final class TieredCache implements AutoCloseable {
 
   /** Checks the policy and the accounting agree; for tests and the end of a run. */
   public synchronized void checkInvariants() {
-    policy.checkInvariants();
-    long sum = 0;
-    for (long c : charged) {
-      sum += c;
-    }
-    if (sum != used || used > capacity) {
-      throw new IllegalStateException(
-          "cache accounting: used " + used + ", sum " + sum + ", capacity " + capacity);
-    }
+    residency.checkInvariants();
   }
 
   /** Waits for queued writes to commit. */

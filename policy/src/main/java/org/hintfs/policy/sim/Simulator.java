@@ -7,6 +7,7 @@ import org.hintfs.policy.Importance;
 import org.hintfs.policy.NextUse;
 import org.hintfs.policy.Policies;
 import org.hintfs.policy.PolicyContext;
+import org.hintfs.policy.Residency;
 import org.hintfs.policy.SubstitutionChooser;
 
 /**
@@ -64,9 +65,8 @@ public final class Simulator {
     final CachePolicy policy;
     final SubstitutionChooser chooser;
     final BitSet cached;
-    final long capacity;
+    final Residency residency;
     final Position position;
-    long used;
     long reads;
     long hits;
     long subs;
@@ -110,7 +110,28 @@ public final class Simulator {
               ? new SubstitutionChooser(ctx, opt.rules(), opt.seed())
               : null;
       this.cached = new BitSet(samples);
-      this.capacity = capacity;
+      this.residency =
+          new Residency(
+              samples,
+              policy,
+              capacity,
+              new Residency.Events() {
+                @Override
+                public void added(int s) {
+                  cached.set(s);
+                  if (chooser != null) {
+                    chooser.cached(s);
+                  }
+                }
+
+                @Override
+                public void evicting(int s) {
+                  cached.clear(s);
+                  if (chooser != null) {
+                    chooser.uncached(s);
+                  }
+                }
+              });
     }
 
     Result replay(Trace t, double fraction) {
@@ -145,8 +166,8 @@ public final class Simulator {
         epoch = ep;
       }
       reads++;
-      boolean hit = cached.get(s);
-      policy.recordAccess(s, hit);
+      boolean hit = residency.isResident(s);
+      residency.accessed(s, hit);
       boolean substituted = chooser != null && chooser.opened(s, hit, false) >= 0;
       if (hit) {
         hits++;
@@ -156,70 +177,13 @@ public final class Simulator {
         subs++;
       }
       fetched += size;
-      admit(s, size);
+      residency.admit(s, size); // the mount's own admission and eviction
       return substituted;
     }
 
-    private void admit(int s, int size) {
-      if (size > capacity) {
-        return;
-      }
-      if (used + size > capacity && !policy.admit(s)) {
-        return;
-      }
-      while (used + size > capacity) {
-        int v = policy.victim();
-        if (v < 0 || v == s) {
-          return;
-        }
-        remove(v, sizeOf(v));
-      }
-      cached.set(s);
-      sizes(s, size);
-      used += size;
-      policy.added(s);
-      if (chooser != null) {
-        chooser.cached(s);
-      }
-    }
-
-    private int[] sizeOf = new int[0];
-
-    private void sizes(int s, int size) {
-      if (s >= sizeOf.length) {
-        sizeOf = java.util.Arrays.copyOf(sizeOf, Math.max(s + 1, sizeOf.length * 2));
-      }
-      sizeOf[s] = size;
-    }
-
-    private int sizeOf(int s) {
-      return sizeOf[s];
-    }
-
-    private void remove(int v, int size) {
-      cached.clear(v);
-      used -= size;
-      policy.removed(v);
-      if (chooser != null) {
-        chooser.uncached(v);
-      }
-    }
-
     Result finish(double fraction) {
-      policy.checkInvariants();
-      if (used > capacity || cached.cardinality() != policy.size()) {
-        throw new IllegalStateException(
-            policy.name()
-                + ": used "
-                + used
-                + " of "
-                + capacity
-                + ", cached "
-                + cached.cardinality()
-                + " but the policy holds "
-                + policy.size());
-      }
-      return new Result(policy.name(), fraction, capacity, reads, hits, subs, fetched);
+      residency.checkInvariants();
+      return new Result(policy.name(), fraction, residency.capacity(), reads, hits, subs, fetched);
     }
   }
 }

@@ -1,0 +1,288 @@
+package org.hintfs.policy;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * What a cache holds and how much room it takes: the admission and eviction protocol shared by the
+ * mount's cache and the simulator, so the two cannot drift. Pure bookkeeping, no I/O and no lock of
+ * its own: the caller serialises every call (the mount under its cache's monitor).
+ *
+ * <p>Each sample is charged what its stored units occupy; {@code used} is their sum and never
+ * exceeds {@code capacity}. The rules:
+ *
+ * <ul>
+ *   <li>a unit larger than the whole capacity is never stored;
+ *   <li>free space takes anything; when storing a sample's first unit would cost a victim, the
+ *       policy is asked ({@link CachePolicy#admit}), except for a pinned or held sample;
+ *   <li>room is made by evicting the policy's victims, never a pinned or held sample (passed over
+ *       and given back to the policy after) and never the sample being stored.
+ * </ul>
+ *
+ * Pinned: an admin's {@code pin}, until unpinned. Held: fetched for a reader who will come (owed
+ * substitution samples), until that sample's next access.
+ */
+public final class Residency {
+  /** What the owner does when a sample enters or leaves (its stored bytes, its listeners). */
+  public interface Events {
+    /** The sample's first unit is now stored. */
+    void added(int sample);
+
+    /** The sample is being evicted whole: drop its stored units. */
+    void evicting(int sample);
+  }
+
+  private final long[] charged;
+  private final BitSet pinned = new BitSet();
+  private final BitSet held = new BitSet();
+  private final Events events;
+  private CachePolicy policy;
+  private long capacity;
+  private long used;
+
+  /** An empty cache of {@code capacity} bytes over samples {@code 0..samples-1}. */
+  public Residency(int samples, CachePolicy policy, long capacity, Events events) {
+    this.charged = new long[samples];
+    this.policy = policy;
+    this.capacity = capacity;
+    this.events = events;
+  }
+
+  /**
+   * Stores a unit of {@code charge} bytes of {@code sample} if the rules allow.
+   *
+   * @return true if it is now charged (the caller stores the bytes), false if not stored
+   */
+  public boolean admit(int sample, long charge) {
+    boolean first = charged[sample] == 0;
+    if (charge > capacity) {
+      return false;
+    }
+    boolean kept = pinned.get(sample) || held.get(sample);
+    if (first && used + charge > capacity && !kept && !policy.admit(sample)) {
+      return false;
+    }
+    if (!first) {
+      policy.recordAccess(sample, true); // keep the sample being filled away from the victim slot
+    }
+    if (!makeRoom(charge, sample)) {
+      return false;
+    }
+    if (first) {
+      policy.added(sample);
+      events.added(sample);
+    }
+    charged[sample] += charge;
+    used += charge;
+    return true;
+  }
+
+  /** Records a unit found stored at startup (no admission, no events). */
+  public void restore(int sample, long charge) {
+    if (charged[sample] == 0) {
+      policy.added(sample);
+    }
+    charged[sample] += charge;
+    used += charge;
+  }
+
+  /**
+   * Takes {@code charge} bytes of {@code sample} off (a unit dropped as damaged or stale).
+   *
+   * @return true if nothing of the sample is left charged (it has left the cache)
+   */
+  public boolean release(int sample, long charge) {
+    if (charged[sample] == 0) {
+      return false;
+    }
+    long c = Math.min(charge, charged[sample]);
+    charged[sample] -= c;
+    used -= c;
+    if (charged[sample] > 0) {
+      return false;
+    }
+    policy.removed(sample);
+    return true;
+  }
+
+  /** Evicts {@code sample} whole (an admin's evict, or a victim); also unpins and unholds it. */
+  public void evict(int sample) {
+    pinned.clear(sample);
+    held.clear(sample);
+    if (charged[sample] > 0) {
+      remove(sample);
+    }
+  }
+
+  private void remove(int sample) {
+    events.evicting(sample);
+    used -= charged[sample];
+    charged[sample] = 0;
+    policy.removed(sample);
+  }
+
+  /**
+   * Evicts the policy's victims until {@code need} more bytes fit, never a pinned or held sample
+   * and never {@code keep}.
+   *
+   * @return false if that much room cannot be made
+   */
+  public boolean makeRoom(long need, int keep) {
+    List<Integer> passedOver = null;
+    try {
+      while (used + need > capacity) {
+        int v = policy.victim();
+        if (v < 0 || v == keep) {
+          return false;
+        }
+        if (pinned.get(v) || held.get(v)) {
+          policy.removed(v); // out of the policy while it looks further
+          if (passedOver == null) {
+            passedOver = new ArrayList<>();
+          }
+          passedOver.add(v);
+          continue;
+        }
+        remove(v);
+      }
+      return true;
+    } finally {
+      if (passedOver != null) {
+        for (int v : passedOver) {
+          policy.added(v);
+        }
+      }
+    }
+  }
+
+  /** Lowers (or raises) the capacity, evicting down to it. */
+  public void setCapacity(long bytes) {
+    capacity = bytes;
+    makeRoom(used - capacity, -1);
+  }
+
+  /** Replaces the policy; the new one is told of every sample held now. */
+  public void setPolicy(CachePolicy next) {
+    for (int s = 0; s < charged.length; s++) {
+      if (charged[s] > 0) {
+        next.added(s);
+      }
+    }
+    policy = next;
+  }
+
+  /** An access of {@code sample} (hit or miss): the policy hears of it, and a hold is done. */
+  public void accessed(int sample, boolean hit) {
+    policy.recordAccess(sample, hit);
+    held.clear(sample);
+  }
+
+  public CachePolicy policy() {
+    return policy;
+  }
+
+  public boolean isResident(int sample) {
+    return charged[sample] > 0;
+  }
+
+  public long used() {
+    return used;
+  }
+
+  public long capacity() {
+    return capacity;
+  }
+
+  /** The samples resident now, ascending. */
+  public int[] residents() {
+    int n = 0;
+    for (long c : charged) {
+      if (c > 0) {
+        n++;
+      }
+    }
+    int[] out = new int[n];
+    for (int s = 0, k = 0; s < charged.length; s++) {
+      if (charged[s] > 0) {
+        out[k++] = s;
+      }
+    }
+    return out;
+  }
+
+  public void pin(int sample) {
+    pinned.set(sample);
+  }
+
+  public void unpin(int sample) {
+    pinned.clear(sample);
+  }
+
+  public boolean isPinned(int sample) {
+    return pinned.get(sample);
+  }
+
+  public int[] pinned() {
+    return pinned.stream().toArray();
+  }
+
+  /** Holds {@code sample} until its next access: admitted and kept like a pinned one. */
+  public void hold(int sample) {
+    held.set(sample);
+  }
+
+  public void releaseHolds() {
+    held.clear();
+  }
+
+  /** Pinned samples and their charged bytes: {samples, bytes}. */
+  public long[] pinnedUsage() {
+    return usage(pinned);
+  }
+
+  /** Held samples and their charged bytes: {samples, bytes}. */
+  public long[] heldUsage() {
+    return usage(held);
+  }
+
+  private long[] usage(BitSet set) {
+    long bytes = 0;
+    for (int s = set.nextSetBit(0); s >= 0; s = set.nextSetBit(s + 1)) {
+      bytes += charged[s];
+    }
+    return new long[] {set.cardinality(), bytes};
+  }
+
+  /**
+   * Checks the bookkeeping: the charges sum to {@code used}, within capacity, and the policy holds
+   * exactly the resident samples.
+   *
+   * @throws IllegalStateException if not
+   */
+  public void checkInvariants() {
+    policy.checkInvariants();
+    long sum = 0;
+    int resident = 0;
+    for (long c : charged) {
+      sum += c;
+      if (c > 0) {
+        resident++;
+      }
+    }
+    if (sum != used || used > capacity || resident != policy.size()) {
+      throw new IllegalStateException(
+          policy.name()
+              + ": used "
+              + used
+              + ", charges sum to "
+              + sum
+              + ", capacity "
+              + capacity
+              + "; "
+              + resident
+              + " resident but the policy holds "
+              + policy.size());
+    }
+  }
+}
