@@ -15,12 +15,6 @@ public final class MountStats {
           .name("hintfs_read_duration_seconds")
           .help("time to answer one read of a dataset file")
           .classicOnly()
-          .classicUpperBounds(LATENCY_BUCKETS)
+          .classicUpperBounds(org.hintfs.fs.store.CacheStats.LATENCY_BUCKETS)
           .build();
-
-  /** 50 us to 10 s. */
-  public static final double[] LATENCY_BUCKETS = {
-    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-    2.5, 5, 10
-  };
 }

@@ -47,7 +47,12 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
             (id, e) -> errors.record("owed prefetch", catalog.path(id), e),
             OWED_PREFETCH_THREADS,
             OWED_SHARE),
-        new AdminOps(cache, catalog, errors, config.cacheDir(), ADMIN_PREFETCH_THREADS));
+        new AdminOps(
+            cache,
+            catalog,
+            (path, e) -> errors.record("prefetch", path, e),
+            config.cacheDir(),
+            ADMIN_PREFETCH_THREADS));
   }
 
   @Override

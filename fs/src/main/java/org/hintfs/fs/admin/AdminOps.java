@@ -13,7 +13,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import org.hintfs.fs.ErrorTable;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.control.Hint;
@@ -40,7 +39,7 @@ public final class AdminOps implements AutoCloseable {
 
   private final TieredCache cache;
   private final Catalog catalog;
-  private final ErrorTable errors;
+  private final java.util.function.BiConsumer<String, Exception> onError;
   private final Path pinFile;
   private final LinkedBlockingDeque<Integer> queue = new LinkedBlockingDeque<>();
   private final ExecutorService workers;
@@ -55,10 +54,14 @@ public final class AdminOps implements AutoCloseable {
   private final LongAdder applied = new LongAdder();
 
   public AdminOps(
-      TieredCache cache, Catalog catalog, ErrorTable errors, Path cacheDir, int threads) {
+      TieredCache cache,
+      Catalog catalog,
+      java.util.function.BiConsumer<String, Exception> onError,
+      Path cacheDir,
+      int threads) {
     this.cache = cache;
     this.catalog = catalog;
-    this.errors = errors;
+    this.onError = onError;
     this.pinFile = cacheDir == null ? null : cacheDir.resolve("pinned.txt");
     this.workers = DaemonThreads.pool("admin-prefetch", threads);
     for (int i = 0; i < threads; i++) {
@@ -136,7 +139,7 @@ public final class AdminOps implements AutoCloseable {
         fetched.increment();
       } catch (IOException | RuntimeException e) {
         failed.increment();
-        errors.record("prefetch", catalog.path(id), e);
+        onError.accept(catalog.path(id), e);
       }
     }
   }

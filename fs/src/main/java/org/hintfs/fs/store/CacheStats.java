@@ -5,6 +5,12 @@ import java.util.concurrent.atomic.LongAdder;
 /** Counters of the cache, cheap to bump from many threads. */
 public final class CacheStats {
   /** Objects or blocks served from the RAM tier. */
+  /** Latency histogram buckets, 50 us to 10 s (reads and source fetches alike). */
+  public static final double[] LATENCY_BUCKETS = {
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+    2.5, 5, 10
+  };
+
   public final LongAdder ramHits = new LongAdder();
 
   /** Objects or blocks served from LMDB. */
@@ -47,7 +53,7 @@ public final class CacheStats {
           .name("hintfs_source_fetch_duration_seconds")
           .help("time to fetch one file or block from the source, retries included")
           .classicOnly()
-          .classicUpperBounds(org.hintfs.fs.MountStats.LATENCY_BUCKETS)
+          .classicUpperBounds(LATENCY_BUCKETS)
           .build();
 
   /** Hits of either tier. */
