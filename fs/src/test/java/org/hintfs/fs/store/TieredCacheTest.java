@@ -133,21 +133,26 @@ class TieredCacheTest {
     }
   }
 
+  /** Reads every file of {@code ids} into a cache in {@code dir}, then closes it; its bytes. */
+  static long fill(FaultInjectingSource src, Catalog cat, List<Integer> ids, Path dir)
+      throws Exception {
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      for (int id : ids) {
+        readFile(c, cat, id);
+      }
+      c.flush();
+      assertThat(c.cachedFiles()).isEqualTo(ids.size());
+      return c.usedBytes();
+    }
+  }
+
   @Test
   void survivesAReopen_withZeroSourceReads() throws Exception {
     FaultInjectingSource src = new FaultInjectingSource(dataset(2, 40, 90_000));
     Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = tmp.resolve("c");
-    long used;
-    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
-      for (int id : ids) {
-        readFile(c, cat, id);
-      }
-      c.flush();
-      used = c.usedBytes();
-      assertThat(c.cachedFiles()).isEqualTo(ids.size());
-    }
+    long used = fill(src, cat, ids, dir);
     long before = src.reads();
     try (TieredCache c = open(src, cat, dir, 100L << 20)) {
       assertThat(c.usedBytes()).isEqualTo(used);
@@ -168,12 +173,7 @@ class TieredCacheTest {
     Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = tmp.resolve("c");
-    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
-      for (int id : ids) {
-        readFile(c, cat, id);
-      }
-      c.flush();
-    }
+    fill(src, cat, ids, dir);
     try (TieredCache c = open(src, cat, dir, 100L << 20)) { // a fresh RAM tier
       int id = ids.get(3);
       assertThat(c.isCached(id)).isTrue();
