@@ -8,7 +8,6 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-profile}
 threads=${2:-8}
-jfr=${JFR:-$(ls -d /usr/lib/jvm/temurin-2[1-9]*/bin/jfr 2>/dev/null | head -1)}
 make_dataset "$work/src"
 compile_reader "$work"
 mkdir -p "$work/mnt"
@@ -21,9 +20,13 @@ run "$work/mnt" 8 0 >/dev/null
 HINTFS_JAVA_OPTS="-XX:StartFlightRecording=filename=$work/rec.jfr,settings=profile,dumponexit=true" \
   "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" >/dev/null
 drop
+since=$(date -u +%Y-%m-%dT%H:%M:%S)
 echo "files/s: $(run "$work/mnt" "$threads" 1)"
 "$hintfs" status --json "$work/mnt" | grep -E '"(misses|open_hits|open_misses|disk_hits|ram_hits)"'
 "$hintfs" unmount "$work/mnt"
 sleep 1
-"$jfr" view --width 160 hot-methods "$work/rec.jfr" | head -30
-"$jfr" view --width 160 allocation-by-class "$work/rec.jfr" | head -16
+for ev in jdk.ExecutionSample jdk.NativeMethodSample; do
+  echo "$ev:"
+  jfr print --json --events "$ev" --stack-depth 64 "$work/rec.jfr" |
+    /usr/bin/python3 "$root/tests/bench/jfr_top.py" 12 "$since"
+done

@@ -171,6 +171,22 @@ class NodeStreamsIT {
   }
 
   @Test
+  void fourRanksWithSeed42AndNoHint_areEachRecognised() throws Exception {
+    // World 4 and a seed other than the default: every rank's order is found among the searched
+    // seeds, worlds and ranks, and each rank's stream is told apart by its own reads.
+    JsonNode n = job("--world", "4", "--seed", "42", "--epochs", "2", "--no-control");
+    assertThat(n.path("ranks")).hasSize(4);
+    for (JsonNode r : n.path("ranks")) {
+      JsonNode d = r.path("stream").path("detection");
+      assertThat(d.path("found").asBoolean()).as(n.toString()).isTrue();
+      assertThat(d.path("world").asInt()).isEqualTo(4);
+      assertThat(d.path("rank").asInt()).isEqualTo(r.path("rank").asInt());
+      assertThat(d.path("generator_seed").asLong()).isBetween(42L, 43L);
+      assertThat(localAfterEpoch0(r)).as(n.toString()).isGreaterThanOrEqualTo(0.8);
+    }
+  }
+
+  @Test
   void aScriptThatNeverCallsSetEpoch_withDropLast_isRecognisedToo() throws Exception {
     JsonNode n =
         job(
