@@ -495,7 +495,7 @@ public final class S3Source implements DatasetSource {
     String key = prefix + path;
     String etag = expectedVersion == null ? null : etagOf(expectedVersion);
     int start = dst.position();
-    int got =
+    Integer got =
         withRetries(
             "GET " + key,
             path,
@@ -523,6 +523,10 @@ public final class S3Source implements DatasetSource {
                 inFlight.decrementAndGet();
               }
             });
+    if (got == null) {
+      dst.position(start);
+      return 0;
+    }
     bytesRead.add(got);
     return got;
   }
@@ -574,9 +578,7 @@ public final class S3Source implements DatasetSource {
         failure = classify(e, path);
       }
       if (failure instanceof EndOfObject) {
-        @SuppressWarnings("unchecked")
-        T empty = (T) new byte[0];
-        return empty;
+        return null; // a range at or past the end: nothing to read (only ranged GETs get here)
       }
       if (!(failure instanceof Transient)) {
         throw failure;
