@@ -292,19 +292,19 @@ public final class HintFs {
     if (b != null) {
       return b;
     }
-    var pending = f.pending;
+    MissFetch pending = f.pending;
     if (pending != null) {
-      // The miss's own fetch, started at open: wait for it with no monitor held.
+      // The miss's own fetch: run here if no background thread has started it, else awaited.
+      f.pending = null;
       try {
-        b = pending.get();
+        b = pending.bytes();
         f.setBytes(b);
-        f.pending = null;
         return b;
-      } catch (java.util.concurrent.ExecutionException e) {
-        f.pending = null; // failed: the read below tries the source again and answers its error
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new java.io.InterruptedIOException("interrupted waiting for " + f.path);
+      } catch (java.io.InterruptedIOException e) {
+        throw e;
+      } catch (IOException | RuntimeException e) {
+        // Failed (after the source's own retries): the read below tries once more and answers
+        // with its own error.
       }
     }
     synchronized (f) {

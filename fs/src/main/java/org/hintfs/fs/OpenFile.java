@@ -33,7 +33,7 @@ final class OpenFile {
    * The background fetch a miss started at open, whose bytes the first read takes: with the RAM
    * tier off and admission declined, reading through the cache again would be a second GET.
    */
-  volatile java.util.concurrent.CompletableFuture<byte[]> pending;
+  volatile MissFetch pending;
 
   /** The pid that last wrote to this control handle (0: none yet). */
   volatile long writer;

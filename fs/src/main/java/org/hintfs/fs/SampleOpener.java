@@ -1,7 +1,5 @@
 package org.hintfs.fs;
 
-import java.io.IOException;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Supplier;
 import org.hintfs.fs.catalog.Catalog;
@@ -79,7 +77,7 @@ final class SampleOpener implements AutoCloseable {
     // must see the miss all the same, or it could never admit what the page cache serves. If the
     // kernel does ask, its read takes this fetch's bytes: one source request per miss, whether or
     // not the cache admitted them.
-    CompletableFuture<byte[]> fetched = hit ? null : fetchInBackground(id);
+    MissFetch fetched = hit ? null : fetchInBackground(id);
     if (stream != null) {
       try {
         followed(stream, id, hit);
@@ -149,16 +147,15 @@ final class SampleOpener implements AutoCloseable {
     return new Streams.Attribution(st, true);
   }
 
-  /** Fetches a missed file off the FUSE thread; its access was recorded at open. */
-  private CompletableFuture<byte[]> fetchInBackground(int id) {
-    var f = new CompletableFuture<byte[]>();
+  /** Queues the fetch of a missed file off the FUSE thread; its access was recorded at open. */
+  private MissFetch fetchInBackground(int id) {
+    MissFetch f = new MissFetch(cache, id);
     background.execute(
         () -> {
-          try {
-            f.complete(cache.read(id, 0, false));
-          } catch (IOException | RuntimeException e) {
-            errors.record("background fetch", catalog.path(id), e);
-            f.completeExceptionally(e);
+          f.run();
+          Throwable t = f.failure();
+          if (t != null) {
+            errors.record("background fetch", catalog.path(id), t);
           }
         });
     return f;
