@@ -27,11 +27,16 @@ public final class MetricsServer implements AutoCloseable {
     MountStats ms = fs.stats();
     TieredCache c = fs.cache();
     CacheStats cs = c.stats();
-    counter(r, "hintfs_opens", "opens of dataset files", () -> ms.opens.sum());
-    counter(r, "hintfs_reads", "reads answered (kernel requests)", () -> ms.reads.sum());
-    counter(r, "hintfs_read_bytes", "bytes returned to readers", () -> ms.bytesRead.sum());
-    counter(r, "hintfs_open_hits", "opens served without the source", () -> cs.openHits.sum());
-    counter(r, "hintfs_open_misses", "opens that needed the source", () -> cs.openMisses.sum());
+    for (MountCounters.Counter k : MountCounters.of(fs)) {
+      if (k.metric() == null) {
+        continue;
+      }
+      if (k.kind() == MountCounters.Kind.COUNTER) {
+        counter(r, "hintfs_" + k.metric(), k.help(), k.value());
+      } else {
+        gauge(r, "hintfs_" + k.metric(), k.help(), k.value());
+      }
+    }
     CounterWithCallback.builder()
         .name("hintfs_cache_hits")
         .help("files or blocks served from the cache, by tier")
@@ -42,78 +47,12 @@ public final class MetricsServer implements AutoCloseable {
               cb.call(cs.diskHits.sum(), "disk");
             })
         .register(r);
-    counter(
-        r, "hintfs_cache_misses", "files or blocks fetched from the source", () -> cs.misses.sum());
-    counter(r, "hintfs_cache_bytes", "bytes served from the cache", () -> cs.bytesFromCache.sum());
-    counter(
-        r, "hintfs_source_bytes", "bytes fetched from the source", () -> cs.bytesFromSource.sum());
-    counter(r, "hintfs_evictions", "files evicted", () -> cs.evictions.sum());
-    counter(r, "hintfs_admitted", "files or blocks stored", () -> cs.admitted.sum());
-    counter(
-        r, "hintfs_corrupt_entries", "cache entries dropped as corrupt", () -> cs.corrupt.sum());
-    counter(
-        r,
-        "hintfs_substitutions",
-        "misses served by a substitute",
-        () -> fs.hints().substitution.substitutions.sum());
-    counter(r, "hintfs_hints_accepted", "control lines applied", () -> fs.hints().accepted.sum());
-    counter(r, "hintfs_hints_rejected", "control lines refused", () -> fs.hints().rejected.sum());
-    counter(
-        r,
-        "hintfs_prefetch_off_order_opens",
-        "opens that were not where the predicted order expected them",
-        () -> fs.prefetcher().offOrder.sum());
-    counter(
-        r,
-        "hintfs_prefetched",
-        "files fetched ahead of the reader",
-        () -> fs.prefetcher().prefetched.sum());
     CounterWithCallback.builder()
         .name("hintfs_errors")
         .help("failed requests, by errno")
         .labelNames("errno")
         .callback(cb -> fs.errors().snapshot().forEach((errno, n) -> cb.call(n, errno)))
         .register(r);
-    gauge(r, "hintfs_cache_used_bytes", "bytes charged in the disk cache", c::usedBytes);
-    gauge(r, "hintfs_cache_capacity_bytes", "disk cache capacity", c::capacityBytes);
-    gauge(r, "hintfs_cached_files", "files with bytes in the disk cache", c::cachedFiles);
-    gauge(r, "hintfs_open_handles", "open files", fs::openHandles);
-    gauge(
-        r,
-        "hintfs_epoch_coverage",
-        "share of the dataset served in the last whole epoch (substitution lowers it)",
-        () -> {
-          var cov = fs.hints().substitution.coverage();
-          if (cov == null) {
-            return 0;
-          }
-          var es = cov.epochs();
-          return es.size() < 2 ? 0 : es.get(es.size() - 2).coverage();
-        });
-    gauge(r, "hintfs_fetches_in_flight", "source fetches running", c::fetchesInFlight);
-    gauge(
-        r,
-        "hintfs_prefetch_position",
-        "the readers' positions in their predicted orders, summed over streams",
-        () ->
-            java.util.Arrays.stream(fs.hints().streams().active())
-                .mapToLong(st -> st.order().position())
-                .sum());
-    gauge(
-        r,
-        "hintfs_streams",
-        "live streams (ranks of jobs)",
-        () -> fs.hints().streams().active().length);
-    gauge(
-        r,
-        "hintfs_prefetch_lag_files",
-        "files of the prefetch window still being fetched",
-        () -> fs.prefetcher().filesInFlight());
-    gauge(
-        r,
-        "hintfs_prefetch_bytes_in_flight",
-        "bytes of the prefetch window still being fetched",
-        () -> fs.prefetcher().bytesInFlight());
     GaugeWithCallback.builder()
         .name("hintfs_source_requests")
         .help("the source's own counters (S3: gets, retries, requests in flight...)")

@@ -33,16 +33,13 @@ final class StatsReport {
     m.put("directories", fs.catalog().directoryCount());
     m.put("bytes", fs.catalog().totalBytes());
     m.put("catalog_heap_bytes", fs.catalog().heapBytes());
-    m.put("open_handles", fs.openHandles());
-    m.put("opens", s.opens.sum());
-    m.put("reads", s.reads.sum());
-    m.put("bytes_read", s.bytesRead.sum());
+    for (MountCounters.Counter k : MountCounters.of(fs)) {
+      if (k.json() != null) {
+        m.put(k.json(), k.value().get());
+      }
+    }
     TieredCache c = fs.cache();
     CacheStats cs = c.stats();
-    m.put("source_reads", c.sourceRequests());
-    m.put("source_bytes", cs.bytesFromSource.sum());
-    m.put("fetches_in_flight", c.fetchesInFlight());
-    m.put("fetches_coalesced", c.coalescedFetches());
     Map<String, Long> sc = fs.source().counters();
     if (!sc.isEmpty()) {
       Map<String, Object> src = new LinkedHashMap<>();
@@ -50,26 +47,11 @@ final class StatsReport {
       m.put("source_requests", src);
     }
     m.put("policy", c.policyName());
-    m.put("hits", cs.hits());
-    m.put("ram_hits", cs.ramHits.sum());
-    m.put("disk_hits", cs.diskHits.sum());
-    m.put("misses", c.misses());
-    m.put("promoted_to_ram", cs.promotions.sum());
-    m.put("open_hits", cs.openHits.sum());
-    m.put("open_misses", cs.openMisses.sum());
     long[] eb = fs.epochBase();
     m.put("epoch_open_hits", cs.openHits.sum() - eb[0]);
     m.put("epoch_open_misses", cs.openMisses.sum() - eb[1]);
-    m.put("bytes_from_cache", cs.bytesFromCache.sum());
-    m.put("admitted", cs.admitted.sum());
-    m.put("evictions", cs.evictions.sum());
-    m.put("corrupt_entries", cs.corrupt.sum());
-    m.put("stale_entries", cs.stale.sum());
     m.put("cache_dir", fs.config().cacheDir() == null ? null : fs.config().cacheDir().toString());
     m.put("cache_health", c.storeHealth());
-    m.put("cache_used_bytes", c.usedBytes());
-    m.put("cache_capacity_bytes", c.capacityBytes());
-    m.put("cached_files", c.cachedFiles());
     var h = fs.hints();
     Map<String, Object> hints = new LinkedHashMap<>();
     hints.put("dataset", h.datasetDir());
@@ -82,7 +64,6 @@ final class StatsReport {
     hints.put("scored_samples", h.context().importance().knownCount());
     hints.put("substitution", h.substitution.on());
     hints.put("substitution_max", h.substitution.rules().maxFraction());
-    m.put("substitutions", h.substitution.substitutions.sum());
     m.put("substitution", substitutionReport(h));
     var pf = fs.prefetcher();
     var live = h.streams().active();

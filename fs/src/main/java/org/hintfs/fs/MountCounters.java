@@ -1,0 +1,140 @@
+package org.hintfs.fs;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Supplier;
+import org.hintfs.fs.store.CacheStats;
+import org.hintfs.fs.store.TieredCache;
+
+/**
+ * The mount's flat counters and gauges, each written once: its key in {@code .hintfs/stats}, its
+ * Prometheus name (prefixed {@code hintfs_}), its help text, its kind and where its value comes
+ * from. {@link StatsReport} and {@link MetricsServer} both render from this list; {@code hintfs
+ * status} reads the stats keys. Labelled metrics (hits by tier, errors by errno, the source's own
+ * counters) and the latency histograms are rendered where they are made.
+ */
+final class MountCounters {
+  private MountCounters() {}
+
+  /** A Prometheus counter only ever grows; a gauge goes up and down. */
+  enum Kind {
+    COUNTER,
+    GAUGE
+  }
+
+  /**
+   * One figure.
+   *
+   * @param json its key in the stats JSON, or null (metrics only)
+   * @param metric its Prometheus name without {@code hintfs_}, or null (stats only)
+   */
+  record Counter(String json, String metric, String help, Kind kind, Supplier<Number> value) {}
+
+  private static Counter both(String json, String metric, String help, Supplier<Number> v) {
+    return new Counter(json, metric, help, Kind.COUNTER, v);
+  }
+
+  private static Counter gauge(String json, String metric, String help, Supplier<Number> v) {
+    return new Counter(json, metric, help, Kind.GAUGE, v);
+  }
+
+  /** Every flat figure of {@code fs}, in the order the stats JSON shows them. */
+  static List<Counter> of(HintFs fs) {
+    MountStats ms = fs.stats();
+    TieredCache c = fs.cache();
+    CacheStats cs = c.stats();
+    var pf = fs.prefetcher();
+    var h = fs.hints();
+    return List.of(
+        gauge("open_handles", "open_handles", "open files", fs::openHandles),
+        both("opens", "opens", "opens of dataset files", ms.opens::sum),
+        both("reads", "reads", "reads answered (kernel requests)", ms.reads::sum),
+        both("bytes_read", "read_bytes", "bytes returned to readers", ms.bytesRead::sum),
+        both("source_reads", null, "requests sent to the source", c::sourceRequests),
+        both(
+            "source_bytes",
+            "source_bytes",
+            "bytes fetched from the source",
+            cs.bytesFromSource::sum),
+        gauge(
+            "fetches_in_flight", "fetches_in_flight", "source fetches running", c::fetchesInFlight),
+        both("fetches_coalesced", null, "reads that joined a fetch under way", c::coalescedFetches),
+        both("hits", null, "units served from the cache", cs::hits),
+        both("ram_hits", null, "units served from the RAM tier", cs.ramHits::sum),
+        both("disk_hits", null, "units served from the disk tier", cs.diskHits::sum),
+        both("misses", "cache_misses", "files or blocks fetched from the source", c::misses),
+        both(
+            "promoted_to_ram",
+            "promoted_to_ram",
+            "files on disk read into RAM ahead of their open",
+            cs.promotions::sum),
+        both("open_hits", "open_hits", "opens served without the source", cs.openHits::sum),
+        both("open_misses", "open_misses", "opens that needed the source", cs.openMisses::sum),
+        both(
+            "bytes_from_cache",
+            "cache_bytes",
+            "bytes served from the cache",
+            cs.bytesFromCache::sum),
+        both("admitted", "admitted", "files or blocks stored", cs.admitted::sum),
+        both("evictions", "evictions", "files evicted", cs.evictions::sum),
+        both(
+            "corrupt_entries",
+            "corrupt_entries",
+            "cache entries dropped as corrupt",
+            cs.corrupt::sum),
+        both(
+            "stale_entries",
+            "stale_entries",
+            "cache entries of an older version dropped",
+            cs.stale::sum),
+        gauge(
+            "cache_used_bytes",
+            "cache_used_bytes",
+            "bytes charged in the disk cache",
+            c::usedBytes),
+        gauge(
+            "cache_capacity_bytes",
+            "cache_capacity_bytes",
+            "disk cache capacity",
+            c::capacityBytes),
+        gauge("cached_files", "cached_files", "files with bytes in the disk cache", c::cachedFiles),
+        both(
+            "substitutions",
+            "substitutions",
+            "misses served by a substitute",
+            h.substitution.substitutions::sum),
+        both(null, "hints_accepted", "control lines applied", h.accepted::sum),
+        both(null, "hints_rejected", "control lines refused", h.rejected::sum),
+        both(
+            null,
+            "prefetch_off_order_opens",
+            "opens that were not where the predicted order expected them",
+            pf.offOrder::sum),
+        both(null, "prefetched", "files fetched ahead of the reader", pf.prefetched::sum),
+        gauge(
+            null,
+            "epoch_coverage",
+            "share of the dataset served in the last whole epoch (substitution lowers it)",
+            () -> {
+              var cov = h.substitution.coverage();
+              var es = cov == null ? List.<org.hintfs.policy.Coverage.Epoch>of() : cov.epochs();
+              return es.size() < 2 ? 0 : es.get(es.size() - 2).coverage();
+            }),
+        gauge(
+            null,
+            "prefetch_position",
+            "the readers' positions in their predicted orders, summed over streams",
+            () -> Arrays.stream(h.streams().active()).mapToLong(st -> st.order().position()).sum()),
+        gauge(null, "streams", "live streams (ranks of jobs)", () -> h.streams().active().length),
+        gauge(
+            null,
+            "prefetch_lag_files",
+            "files of the prefetch window still being fetched",
+            pf::filesInFlight),
+        gauge(
+            null,
+            "prefetch_bytes_in_flight",
+            "bytes of the prefetch window still being fetched",
+            pf::bytesInFlight));
+  }
+}
