@@ -4,6 +4,7 @@ Each test gets a fresh mount of a small generated ImageFolder (the fixture uses 
 launcher, mount-scripts/hintfs, so the jar must be built: mvn package). The last test installs the
 helper with pip into a fresh venv, offline, as a user would from the repository.
 """
+import gc
 import os
 import shutil
 import subprocess
@@ -38,7 +39,18 @@ def mount(dataset, tmp_path):
     try:
         yield str(mnt)
     finally:
-        subprocess.run([HINTFS, "unmount", str(mnt)], capture_output=True)
+        gc.collect()  # Hints a test did not close still hold the control file open
+        r = subprocess.run([HINTFS, "unmount", str(mnt)], capture_output=True)
+        if r.returncode != 0:
+            subprocess.run([HINTFS, "unmount", "--lazy", str(mnt)], capture_output=True)
+        assert not os.path.ismount(str(mnt)), r.stderr
+
+
+@pytest.fixture
+def hints(mount):
+    """A Hints on the mount with the dataset declared, closed after the test."""
+    with Hints(mount, dataset="train") as h:
+        yield h
 
 
 def test_dataset_losses_and_epoch_reach_the_mount(mount):
@@ -54,8 +66,8 @@ def test_dataset_losses_and_epoch_reach_the_mount(mount):
     assert s["hints"]["accepted_by_kind"]["loss"] == 1
 
 
-def test_a_rejected_line_raises_HintError_with_the_mounts_reason(mount):
-    h = Hints(mount, dataset="train")
+def test_a_rejected_line_raises_HintError_with_the_mounts_reason(hints):
+    h = hints
     with pytest.raises(HintError, match=r"max must be in \[0, 1\], not 2.0"):
         h.substitution(max_fraction=2)
     with pytest.raises(HintError, match="unknown hint 'frobnicate'"):
@@ -70,10 +82,10 @@ def test_not_a_mount_is_said_plainly(tmp_path):
         Hints(str(tmp_path))
 
 
-def test_follow_sends_a_distributed_samplers_seed_and_the_mount_predicts_it(mount):
+def test_follow_sends_a_distributed_samplers_seed_and_the_mount_predicts_it(mount, hints):
     from torch.utils.data import DistributedSampler
     from torchvision.datasets import ImageFolder
-    h = Hints(mount, dataset="train")
+    h = hints
     ds = ImageFolder(os.path.join(mount, "train"))
     sampler = h.follow(DistributedSampler(ds, num_replicas=1, rank=0, seed=5))
     sampler.set_epoch(2)
@@ -84,9 +96,9 @@ def test_follow_sends_a_distributed_samplers_seed_and_the_mount_predicts_it(moun
     assert p["known"] and p["seed"] == 5 and p["length"] == len(ds)
 
 
-def test_a_long_order_goes_in_pieces(mount, monkeypatch):
+def test_a_long_order_goes_in_pieces(hints, monkeypatch):
     monkeypatch.setattr(hintfs_hints, "_ORDER_CHUNK", 7)
-    h = Hints(mount, dataset="train")
+    h = hints
     h.order(range(59, -1, -1))
     s = h.stats()
     assert s["hints"]["accepted_by_kind"]["order"] == 1
@@ -94,8 +106,8 @@ def test_a_long_order_goes_in_pieces(mount, monkeypatch):
     assert s["prediction"]["length"] == 60
 
 
-def test_substitution_options(mount):
-    h = Hints(mount, dataset="train")
+def test_substitution_options(hints):
+    h = hints
     h.substitution(max_fraction=0.3, reuse=True)
     sub = h.stats()["substitution"]
     assert sub["on"] and sub["max"] == 0.3 and sub["reuse"] and not sub["from_start"]
@@ -106,8 +118,8 @@ def test_substitution_options(mount):
     assert not h.stats()["substitution"]["on"]
 
 
-def test_cached_names_what_the_mount_holds(mount):
-    h = Hints(mount, dataset="train")
+def test_cached_names_what_the_mount_holds(mount, hints):
+    h = hints
     from torchvision.datasets import ImageFolder
     ds = ImageFolder(os.path.join(mount, "train"))
     with open(ds.samples[7][0], "rb") as f:

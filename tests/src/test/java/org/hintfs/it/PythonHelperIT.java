@@ -2,8 +2,11 @@ package org.hintfs.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Python helper's own tests (mount-scripts/tests, pytest from Debian's python3-pytest): each
@@ -11,8 +14,10 @@ import org.junit.jupiter.api.Test;
  * command covers them.
  */
 class PythonHelperIT {
+  @TempDir Path tmp;
+
   @Test
-  void pytestPasses() throws Exception {
+  void pytestPasses_andLeavesNoMountBehind() throws Exception {
     Hintfs.Result r =
         Hintfs.exec(
             List.of(
@@ -22,9 +27,13 @@ class PythonHelperIT {
                 "-q",
                 "-p",
                 "no:cacheprovider",
+                "--basetemp",
+                tmp.resolve("pytest").toString(),
                 Hintfs.ROOT.resolve("mount-scripts/tests").toString()),
             600);
     assertThat(r.rc()).as(r.out()).isZero();
     assertThat(r.out()).contains("8 passed");
+    // Every mount the tests made is gone (a test that left Hints open once kept its daemon).
+    assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).doesNotContain(tmp.toString());
   }
 }

@@ -51,6 +51,8 @@ import picocli.CommandLine.Parameters;
       "command line."
     })
 final class MountCommand implements Callable<Integer> {
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
   private static final Logger log = LoggerFactory.getLogger(MountCommand.class);
   private static final long PROBE_INTERVAL_MS = 50;
 
@@ -491,6 +493,38 @@ final class MountCommand implements Callable<Integer> {
         : new String[] {"-o", String.join(",", o)};
   }
 
+  /** Options the CLI acts on itself; the daemon is not given them. */
+  private static final java.util.Set<String> CLI_ONLY =
+      java.util.Set.of(
+          "--foreground", "--daemonized", "--log-file", "--mount-timeout", "--help", "--version");
+
+  /**
+   * The options the user gave, as the daemon is to be given them, derived from the parsed command
+   * line (so an option added to this command reaches the daemon with no more code): each option
+   * matched, with its values as typed, paths made absolute (the daemon runs in {@code /}).
+   */
+  private List<String> daemonOptions() {
+    List<String> out = new ArrayList<>();
+    var parsed = spec.commandLine().getParseResult();
+    for (picocli.CommandLine.Model.OptionSpec o : spec.options()) {
+      if (CLI_ONLY.contains(o.longestName()) || !parsed.hasMatchedOption(o)) {
+        continue;
+      }
+      if (o.arity().max() == 0) {
+        out.add(o.longestName()); // a flag
+        continue;
+      }
+      for (String v : o.originalStringValues()) {
+        if (o.type() == Path.class) {
+          v = Path.of(v).toAbsolutePath().normalize().toString();
+        }
+        out.add(o.longestName());
+        out.add(v);
+      }
+    }
+    return out;
+  }
+
   private int startDaemon(Path mp) throws IOException, InterruptedException {
     Path logPath = logFile != null ? logFile.toAbsolutePath() : defaultLogFile(mp);
     Files.createDirectories(logPath.getParent());
@@ -508,52 +542,7 @@ final class MountCommand implements Callable<Integer> {
     cmd.add("mount");
     cmd.add("--foreground");
     cmd.add("--daemonized");
-    if (debugFuse) {
-      cmd.add("--debug-fuse");
-    }
-    cmd.add("--fuse-threads=" + fuseThreads);
-    if (noDiskCache) {
-      cmd.add("--no-disk-cache");
-    } else if (cacheDir != null) {
-      cmd.add("--cache-dir=" + cacheDir.toAbsolutePath().normalize());
-    }
-    cmd.add("--cache-size=" + cacheSize);
-    if (reuseListing) {
-      cmd.add("--reuse-listing");
-    }
-    cmd.add("--prefetch-window=" + prefetchWindow);
-    if (noDetectOrder) {
-      cmd.add("--no-detect-order");
-    }
-    if (endpoint != null) {
-      cmd.add("--endpoint=" + endpoint);
-    }
-    if (region != null) {
-      cmd.add("--region=" + region);
-    }
-    if (pathStyle) {
-      cmd.add("--path-style");
-    }
-    cmd.add("--retry-timeout=" + retryTimeoutSeconds);
-    if (metricsPort != null) {
-      cmd.add("--metrics-port=" + metricsPort);
-    }
-    cmd.add("--s3-connections=" + s3Connections);
-    if (sourceLatencyMs > 0) {
-      cmd.add("--source-latency-ms=" + sourceLatencyMs);
-    }
-    if (trace != null) {
-      cmd.add("--trace=" + trace.toAbsolutePath());
-    }
-    cmd.add("--ram-cache=" + ramCache);
-    cmd.add("--policy=" + policy);
-    if (preloadIntoHeap) {
-      cmd.add("--preload-into-heap");
-    }
-    for (String o : fuseOptions) {
-      cmd.add("-o");
-      cmd.add(o);
-    }
+    cmd.addAll(daemonOptions());
     cmd.add(source.contains("://") ? source : Path.of(source).toAbsolutePath().toString());
     cmd.add(mp.toString());
     ProcessBuilder pb = new ProcessBuilder(cmd);
