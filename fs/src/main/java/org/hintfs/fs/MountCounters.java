@@ -30,7 +30,7 @@ final class MountCounters {
    */
   record Counter(String json, String metric, String help, Kind kind, Supplier<Number> value) {}
 
-  private static Counter both(String json, String metric, String help, Supplier<Number> v) {
+  private static Counter counter(String json, String metric, String help, Supplier<Number> v) {
     return new Counter(json, metric, help, Kind.COUNTER, v);
   }
 
@@ -47,42 +47,43 @@ final class MountCounters {
     var h = fs.hints();
     return List.of(
         gauge("open_handles", "open_handles", "open files", fs::openHandles),
-        both("opens", "opens", "opens of dataset files", ms.opens::sum),
-        both("reads", "reads", "reads answered (kernel requests)", ms.reads::sum),
-        both("bytes_read", "read_bytes", "bytes returned to readers", ms.bytesRead::sum),
-        both("source_reads", null, "requests sent to the source", c::sourceRequests),
-        both(
+        counter("opens", "opens", "opens of dataset files", ms.opens::sum),
+        counter("reads", "reads", "reads answered (kernel requests)", ms.reads::sum),
+        counter("bytes_read", "read_bytes", "bytes returned to readers", ms.bytesRead::sum),
+        counter("source_reads", null, "requests sent to the source", c::sourceRequests),
+        counter(
             "source_bytes",
             "source_bytes",
             "bytes fetched from the source",
             cs.bytesFromSource::sum),
         gauge(
             "fetches_in_flight", "fetches_in_flight", "source fetches running", c::fetchesInFlight),
-        both("fetches_coalesced", null, "reads that joined a fetch under way", c::coalescedFetches),
-        both("hits", null, "units served from the cache", cs::hits),
-        both("ram_hits", null, "units served from the RAM tier", cs.ramHits::sum),
-        both("disk_hits", null, "units served from the disk tier", cs.diskHits::sum),
-        both("misses", "cache_misses", "files or blocks fetched from the source", c::misses),
-        both(
+        counter(
+            "fetches_coalesced", null, "reads that joined a fetch under way", c::coalescedFetches),
+        counter("hits", null, "units served from the cache", cs::hits),
+        counter("ram_hits", null, "units served from the RAM tier", cs.ramHits::sum),
+        counter("disk_hits", null, "units served from the disk tier", cs.diskHits::sum),
+        counter("misses", "cache_misses", "files or blocks fetched from the source", c::misses),
+        counter(
             "promoted_to_ram",
             "promoted_to_ram",
             "files on disk read into RAM ahead of their open",
             cs.promotions::sum),
-        both("open_hits", "open_hits", "opens served without the source", cs.openHits::sum),
-        both("open_misses", "open_misses", "opens that needed the source", cs.openMisses::sum),
-        both(
+        counter("open_hits", "open_hits", "opens served without the source", cs.openHits::sum),
+        counter("open_misses", "open_misses", "opens that needed the source", cs.openMisses::sum),
+        counter(
             "bytes_from_cache",
             "cache_bytes",
             "bytes served from the cache",
             cs.bytesFromCache::sum),
-        both("admitted", "admitted", "files or blocks stored", cs.admitted::sum),
-        both("evictions", "evictions", "files evicted", cs.evictions::sum),
-        both(
+        counter("admitted", "admitted", "files or blocks stored", cs.admitted::sum),
+        counter("evictions", "evictions", "files evicted", cs.evictions::sum),
+        counter(
             "corrupt_entries",
             "corrupt_entries",
             "cache entries dropped as corrupt",
             cs.corrupt::sum),
-        both(
+        counter(
             "stale_entries",
             "stale_entries",
             "cache entries of an older version dropped",
@@ -98,19 +99,19 @@ final class MountCounters {
             "disk cache capacity",
             c::capacityBytes),
         gauge("cached_files", "cached_files", "files with bytes in the disk cache", c::cachedFiles),
-        both(
+        counter(
             "substitutions",
             "substitutions",
             "misses served by a substitute",
             h.substitution.substitutions::sum),
-        both(null, "hints_accepted", "control lines applied", h.accepted::sum),
-        both(null, "hints_rejected", "control lines refused", h.rejected::sum),
-        both(
+        counter(null, "hints_accepted", "control lines applied", h.accepted::sum),
+        counter(null, "hints_rejected", "control lines refused", h.rejected::sum),
+        counter(
             null,
             "prefetch_off_order_opens",
             "opens that were not where the predicted order expected them",
             pf.offOrder::sum),
-        both(null, "prefetched", "files fetched ahead of the reader", pf.prefetched::sum),
+        counter(null, "prefetched", "files fetched ahead of the reader", pf.prefetched::sum),
         gauge(
             null,
             "epoch_coverage",

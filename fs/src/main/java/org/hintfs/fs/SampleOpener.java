@@ -85,8 +85,9 @@ final class SampleOpener implements AutoCloseable {
         errors.record("prefetch", catalog.path(id), e);
       }
     }
-    int sub = hints.classOf(id) < 0 ? -1 : hints.substitution.opened(id, hit, fetching);
-    if (hints.classOf(id) >= 0) {
+    boolean inDataset = hints.classOf(id) >= 0;
+    int sub = inDataset ? hints.substitution.opened(id, hit, fetching) : -1;
+    if (inDataset) {
       recordTrace(id);
     }
     if (sub >= 0) {

@@ -90,6 +90,18 @@ public final class SubstitutionChooser {
 
     /** No eligible cached sample of its class. */
     public long noCandidate;
+
+    /** A copy (to read outside the lock the chooser is used under). */
+    public Refusals copy() {
+      Refusals r = new Refusals();
+      r.warmUp = warmUp;
+      r.important = important;
+      r.owed = owed;
+      r.inFlight = inFlight;
+      r.capped = capped;
+      r.noCandidate = noCandidate;
+      return r;
+    }
   }
 
   private final Importance importance;

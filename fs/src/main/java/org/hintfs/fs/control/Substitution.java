@@ -86,15 +86,9 @@ public final class Substitution {
         () -> {
           SubstitutionChooser c = chooser;
           if (c != null) {
-            SubstitutionChooser.Refusals r = new SubstitutionChooser.Refusals();
-            SubstitutionChooser.Refusals from = c.refusals();
-            r.warmUp = from.warmUp;
-            r.important = from.important;
-            r.owed = from.owed;
-            r.inFlight = from.inFlight;
-            r.capped = from.capped;
-            r.noCandidate = from.noCandidate;
-            out[0] = new ChooserState(c.warm(), c.substitutionsThisEpoch(), c.owedLeft(), r);
+            out[0] =
+                new ChooserState(
+                    c.warm(), c.substitutionsThisEpoch(), c.owedLeft(), c.refusals().copy());
           }
         });
     return out[0];
