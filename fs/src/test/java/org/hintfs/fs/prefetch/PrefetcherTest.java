@@ -40,7 +40,17 @@ class PrefetcherTest {
     cached = ConcurrentHashMap.newKeySet();
     fetched = new CopyOnWriteArrayList<>();
     prefetcher =
-        new Prefetcher(streams::active, 8, 1 << 30, 1, cached::contains, id -> 100, fetched::add);
+        new Prefetcher(
+            streams::active,
+            8,
+            1 << 30,
+            1,
+            cached::contains,
+            id -> 100,
+            id -> { // as a real cache: a fetched file is then cached
+              fetched.add(id);
+              cached.add(id);
+            });
   }
 
   @AfterEach
