@@ -92,13 +92,17 @@ final class MountCounters {
             "cache_used_bytes",
             "cache_used_bytes",
             "bytes charged in the disk cache",
-            c::usedBytes),
+            c.index()::usedBytes),
         gauge(
             "cache_capacity_bytes",
             "cache_capacity_bytes",
             "disk cache capacity",
-            c::capacityBytes),
-        gauge("cached_files", "cached_files", "files with bytes in the disk cache", c::cachedFiles),
+            c.index()::capacityBytes),
+        gauge(
+            "cached_files",
+            "cached_files",
+            "files with bytes in the disk cache",
+            c.index()::cachedFiles),
         counter(
             "substitutions",
             "substitutions",

@@ -17,37 +17,39 @@ final class MountEffects {
   static void wire(HintFs fs) {
     TieredCache cache = fs.cache();
     HintState hints = fs.hints();
-    cache.setListener(
-        new TieredCache.Listener() {
-          @Override
-          public void added(int id) {
-            var c = hints.substitution.chooser();
-            if (c != null) {
-              c.cached(id);
-            }
-          }
+    cache
+        .index()
+        .setListener(
+            new org.hintfs.fs.store.CacheIndex.Listener() {
+              @Override
+              public void added(int id) {
+                var c = hints.substitution.chooser();
+                if (c != null) {
+                  c.cached(id);
+                }
+              }
 
-          @Override
-          public void removed(int id) {
-            var c = hints.substitution.chooser();
-            if (c != null) {
-              c.uncached(id);
-            }
-          }
-        });
+              @Override
+              public void removed(int id) {
+                var c = hints.substitution.chooser();
+                if (c != null) {
+                  c.uncached(id);
+                }
+              }
+            });
     // A stream that ends leaves estimated next uses behind: re-key what is cached without them.
-    hints.streams().onEnd(s -> cache.orderChanged());
+    hints.streams().onEnd(s -> cache.index().orderChanged());
     hints.setNextHeadLength(fs.config().prefetchWindow());
     hints.connect(
         new HintState.Effects() {
           @Override
           public void underPolicyLock(Runnable r) {
-            cache.underLock(r);
+            cache.index().underLock(r);
           }
 
           @Override
           public void switchPolicy(String name) {
-            cache.switchPolicy(Policies.create(name, hints.context()));
+            cache.index().switchPolicy(Policies.create(name, hints.context()));
           }
 
           @Override
@@ -61,12 +63,12 @@ final class MountEffects {
 
           @Override
           public int[] cachedIds() {
-            return cache.cachedIds();
+            return cache.index().cachedIds();
           }
 
           @Override
           public void orderChanged(org.hintfs.fs.stream.Stream s) {
-            cache.orderChanged();
+            cache.index().orderChanged();
             fs.prefetcher().reset(s);
           }
 

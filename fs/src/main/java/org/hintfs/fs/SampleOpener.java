@@ -62,7 +62,7 @@ final class SampleOpener implements AutoCloseable {
         // The reader moves past this open before the policy hears of it: the next use the policy
         // then sees for this sample is its next read, not the one happening now.
         if (prefetcher.follow(stream.stream(), id)) {
-          background.execute(cache::orderChanged); // re-key by the stream's new time map
+          background.execute(cache.index()::orderChanged); // re-key by the stream's new time map
         }
       }
     } catch (RuntimeException e) {
@@ -106,7 +106,7 @@ final class SampleOpener implements AutoCloseable {
     if (!hit && prefetcher.isInFlight(id)) {
       st.lateMisses.increment(); // prefetched, but not in time
     }
-    if (st.implicit() && !st.hinted()) {
+    if (st.implicit() && !st.recognition().hinted()) {
       int[] o = st.order().order();
       if (o == null) {
         hints.recognition.observe(st, id);

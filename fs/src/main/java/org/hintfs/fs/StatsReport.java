@@ -46,7 +46,7 @@ final class StatsReport {
       sc.forEach((k, v) -> src.put(snake(k), v));
       m.put("source_requests", src);
     }
-    m.put("policy", c.policyName());
+    m.put("policy", c.index().policyName());
     long[] eb = fs.epochBase();
     m.put("epoch_open_hits", cs.openHits.sum() - eb[0]);
     m.put("epoch_open_misses", cs.openMisses.sum() - eb[1]);
@@ -104,8 +104,8 @@ final class StatsReport {
       e.put("adopted", st.adopted());
       e.put("dataset", st.datasetDir() == null ? h.datasetDir() : st.datasetDir());
       e.put("epoch", st.epoch());
-      var det = st.detected();
-      boolean detected = det != null && !st.hinted() && o.known();
+      var det = st.recognition().detected();
+      boolean detected = det != null && !st.recognition().hinted() && o.known();
       e.put(
           "prediction",
           detected
@@ -113,7 +113,7 @@ final class StatsReport {
               : spec != null ? "seed" : st.explicitOrder() && o.known() ? "order" : null);
       if (st.implicit()) {
         Map<String, Object> d = new LinkedHashMap<>();
-        d.put("attempts", st.detectAttempts());
+        d.put("attempts", st.recognition().detectAttempts());
         d.put("found", det != null);
         if (det != null) {
           d.put("sampler", det.sampler());
@@ -122,9 +122,9 @@ final class StatsReport {
           d.put("rank", det.rank());
           d.put("matched", det.matched() + "/" + det.observed());
           d.put("log10_chance", Math.round(det.log10Chance() * 10) / 10.0);
-          d.put("set_epoch", st.detectedEpochStep() == 1);
+          d.put("set_epoch", st.recognition().detectedEpochStep() == 1);
         }
-        d.put("search_ms", st.detectMicros() / 1000.0);
+        d.put("search_ms", st.recognition().detectMicros() / 1000.0);
         e.put("detection", d);
       }
       e.put("seed", spec == null ? null : spec.seed());
@@ -190,7 +190,7 @@ final class StatsReport {
     m.put("owed_at_epoch_start", owed.owed());
     m.put("owed_prefetched", owed.fetched.sum());
     m.put("owed_not_prefetched", owed.skipped.sum());
-    long[] held = fs.cache().heldUsage();
+    long[] held = fs.cache().index().heldUsage();
     m.put("held_files", held[0]);
     m.put("held_bytes", held[1]);
     Map<String, Object> not = new LinkedHashMap<>();

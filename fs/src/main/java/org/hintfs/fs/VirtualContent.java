@@ -33,7 +33,7 @@ final class VirtualContent {
       return "";
     }
     StringBuilder sb = new StringBuilder();
-    for (int id : cache.cachedIds()) {
+    for (int id : cache.index().cachedIds()) {
       int s = hints.sampleOf(id);
       if (s >= 0) {
         sb.append('#').append(s).append('\n');

@@ -8,34 +8,20 @@ import io.minio.Result;
 import io.minio.StatObjectArgs;
 import io.minio.StatObjectResponse;
 import io.minio.credentials.StaticProvider;
-import io.minio.errors.ErrorResponseException;
 import io.minio.errors.MinioException;
-import io.minio.errors.ServerException;
 import io.minio.messages.Item;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InterruptedIOException;
-import java.net.ConnectException;
 import java.net.URI;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLException;
 import okhttp3.ConnectionPool;
 import okhttp3.Dispatcher;
 import okhttp3.OkHttpClient;
@@ -67,26 +53,22 @@ import org.slf4j.LoggerFactory;
  */
 public final class S3Source implements DatasetSource {
   private static final Logger log = LoggerFactory.getLogger(S3Source.class);
-  private static final long BACKOFF_START_MS = 50;
-  private static final long BACKOFF_MAX_MS = 2_000;
-  private static final int LIST_THREADS = 16;
 
   private final String bucket;
   private final String prefix;
   private final String endpoint;
   private final MinioClient client;
   private final OkHttpClient http;
-  private final long retryNanos;
   private final Duration retryTime;
+  private final S3Errors errors;
+  private final S3Retries retries;
+  private final S3Listing listing;
 
   private String summary;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger maxInFlight = new AtomicInteger();
   private final LongAdder gets = new LongAdder();
-  private final LongAdder listPages = new LongAdder();
   private final LongAdder bytesRead = new LongAdder();
-  private final LongAdder retries = new LongAdder();
-  private final LongAdder failures = new LongAdder();
 
   private S3Source(
       String bucket,
@@ -101,39 +83,9 @@ public final class S3Source implements DatasetSource {
     this.client = client;
     this.http = http;
     this.retryTime = retryTime;
-    this.retryNanos = retryTime.toNanos();
-  }
-
-  /** A bucket and a prefix ("" or ending in '/'). */
-  record Location(String bucket, String prefix) {}
-
-  /** Parses {@code s3://bucket[/prefix][/]}. */
-  static Location parse(String spec) {
-    if (!spec.startsWith("s3://")) {
-      throw new IllegalArgumentException("not an s3:// URL: " + spec);
-    }
-    String rest = spec.substring("s3://".length());
-    int slash = rest.indexOf('/');
-    String bucket = slash < 0 ? rest : rest.substring(0, slash);
-    String prefix = slash < 0 ? "" : rest.substring(slash + 1);
-    if (!bucket.matches("[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")) {
-      throw new IllegalArgumentException(
-          "'"
-              + bucket
-              + "' in "
-              + spec
-              + " is not a valid bucket name (3-63 of a-z, 0-9, '.', '-')");
-    }
-    while (prefix.startsWith("/")) {
-      prefix = prefix.substring(1);
-    }
-    if (!prefix.isEmpty() && !prefix.endsWith("/")) {
-      prefix = prefix + "/";
-    }
-    if (prefix.contains("//")) {
-      throw new IllegalArgumentException("the prefix in " + spec + " has an empty segment ('//')");
-    }
-    return new Location(bucket, prefix);
+    this.errors = new S3Errors(bucket, endpoint, describe());
+    this.retries = new S3Retries(errors, retryTime);
+    this.listing = new S3Listing(client, bucket, prefix, describe(), retries);
   }
 
   /**
@@ -142,7 +94,7 @@ public final class S3Source implements DatasetSource {
    * for a user.
    */
   public static S3Source open(String spec, S3Options options) throws IOException {
-    Location loc = parse(spec);
+    S3Location loc = S3Location.parse(spec);
     String ep = options.effectiveEndpoint();
     URI uri;
     try {
@@ -225,62 +177,8 @@ public final class S3Source implements DatasetSource {
         log.warn("no objects under {}: mounting an empty directory", describe());
       }
     } catch (MinioException | RuntimeException e) {
-      throw mountError(e);
+      throw errors.mountError(e);
     }
-  }
-
-  private IOException mountError(Exception e) {
-    String where = describe();
-    if (e instanceof ErrorResponseException er) {
-      String code = er.errorResponse().code();
-      return switch (code) {
-        case "NoSuchBucket" ->
-            new NoSuchFileException(
-                where, null, "bucket '" + bucket + "' does not exist (NoSuchBucket)");
-        case "InvalidAccessKeyId" ->
-            new AccessDeniedException(
-                where,
-                null,
-                "the access key is not known to the server (InvalidAccessKeyId); check"
-                    + " AWS_ACCESS_KEY_ID or the profile");
-        case "SignatureDoesNotMatch" ->
-            new AccessDeniedException(
-                where,
-                null,
-                "the secret key is wrong (SignatureDoesNotMatch); check AWS_SECRET_ACCESS_KEY or the"
-                    + " profile");
-        case "AccessDenied", "AllAccessDisabled", "ExpiredToken", "InvalidToken" ->
-            new AccessDeniedException(
-                where, null, "access denied (" + code + "): the credentials may not list it");
-        default ->
-            new IOException(
-                where + ": the server answered " + code + ": " + er.errorResponse().message());
-      };
-    }
-    Throwable c = rootCause(e);
-    if (c instanceof SSLException) {
-      return new IOException("TLS with " + endpoint + " failed: " + c.getMessage());
-    }
-    if (c instanceof UnknownHostException) {
-      return new IOException("cannot resolve the S3 endpoint host in " + endpoint);
-    }
-    if (c instanceof ConnectException || c instanceof java.net.SocketTimeoutException) {
-      return new SourceUnavailableException(
-          "cannot reach the S3 endpoint " + endpoint + ": " + c.getMessage());
-    }
-    if (c instanceof IOException) {
-      return new SourceUnavailableException(
-          "the S3 endpoint " + endpoint + " failed: " + c.getMessage());
-    }
-    return new IOException(where + ": " + c);
-  }
-
-  private static Throwable rootCause(Throwable t) {
-    Throwable c = t;
-    while (c.getCause() != null && c.getCause() != c) {
-      c = c.getCause();
-    }
-    return c;
   }
 
   /** Endpoint, region, where the credentials came from (never the secret), limits: for logs. */
@@ -297,170 +195,27 @@ public final class S3Source implements DatasetSource {
         + (endpoint.contains("amazonaws.com") ? "" : "@" + endpoint);
   }
 
-  // ------------------------------------------------------------------------------------ listing
-
   @Override
   public void list(Consumer<SourceObject> sink) throws IOException {
-    Object sinkLock = new Object();
-    Consumer<SourceObject> serial =
-        o -> {
-          synchronized (sinkLock) {
-            sink.accept(o);
-          }
-        };
-    List<String> subPrefixes = new ArrayList<>();
-    listPrefix(prefix, true, serial, subPrefixes);
-    if (subPrefixes.isEmpty()) {
-      return;
-    }
-    ExecutorService pool =
-        Executors.newFixedThreadPool(
-            Math.min(LIST_THREADS, subPrefixes.size()),
-            r -> {
-              Thread t = new Thread(r, "hintfs-s3-list");
-              t.setDaemon(true);
-              return t;
-            });
-    try {
-      List<Future<?>> done = new ArrayList<>();
-      for (String p : subPrefixes) {
-        done.add(
-            pool.submit(
-                () -> {
-                  listPrefix(p, false, serial, null);
-                  return null;
-                }));
-      }
-      for (Future<?> f : done) {
-        f.get();
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted while listing " + describe());
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof IOException io) {
-        throw io;
-      }
-      throw new IOException("listing " + describe() + " failed: " + e.getCause(), e.getCause());
-    } finally {
-      pool.shutdownNow();
-    }
+    listing.list(sink);
   }
-
-  /**
-   * Lists everything under {@code p}: with a delimiter (one level; sub-prefixes go to {@code subs})
-   * or recursively. A failed page is retried from the last key seen.
-   */
-  private void listPrefix(
-      String p, boolean oneLevel, Consumer<SourceObject> sink, List<String> subs)
-      throws IOException {
-    String[] after = {null};
-    withRetries(
-        "LIST " + p,
-        p,
-        () -> {
-          ListObjectsArgs.Builder a = ListObjectsArgs.builder().bucket(bucket).prefix(p);
-          if (oneLevel) {
-            a.delimiter("/");
-          } else {
-            a.recursive(true);
-          }
-          if (after[0] != null) {
-            a.startAfter(after[0]);
-          }
-          listPages.increment();
-          for (Result<Item> r : client.listObjects(a.build())) {
-            Item item = r.get();
-            String key = item.objectName();
-            if (item.isDir()) {
-              if (subs != null) {
-                subs.add(key);
-              }
-            } else {
-              emit(item, sink);
-            }
-            after[0] = key;
-          }
-          return null;
-        });
-  }
-
-  private void emit(Item item, Consumer<SourceObject> sink) {
-    String key = item.objectName();
-    if (!key.startsWith(prefix)) {
-      return;
-    }
-    String rel = key.substring(prefix.length());
-    long mtime = item.lastModified() == null ? 0 : item.lastModified().toInstant().toEpochMilli();
-    boolean marker = rel.endsWith("/");
-    if (marker) {
-      rel = rel.substring(0, rel.length() - 1);
-    }
-    if (rel.isEmpty()) {
-      return; // the prefix's own marker
-    }
-    if (!representable(rel)) {
-      log.warn("skipping key {}: it has an empty, '.' or '..' path segment", key);
-      return;
-    }
-    if (marker) {
-      sink.accept(SourceObject.dir(rel, mtime));
-    } else {
-      sink.accept(SourceObject.file(rel, item.size(), versionTag(item.etag(), item.size()), mtime));
-    }
-  }
-
-  private static boolean representable(String rel) {
-    for (String seg : rel.split("/", -1)) {
-      if (seg.isEmpty() || seg.equals(".") || seg.equals("..")) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  static String versionTag(String etag, long size) {
-    return stripQuotes(etag) + ":" + size;
-  }
-
-  /** The ETag part of a version tag ({@code etag:size}). */
-  static String etagOf(String versionTag) {
-    int colon = versionTag.lastIndexOf(':');
-    return colon < 0 ? versionTag : versionTag.substring(0, colon);
-  }
-
-  static String stripQuotes(String etag) {
-    if (etag == null) {
-      return "";
-    }
-    String e = etag.strip();
-    if (e.startsWith("W/")) {
-      e = e.substring(2);
-    }
-    if (e.length() >= 2 && e.startsWith("\"") && e.endsWith("\"")) {
-      e = e.substring(1, e.length() - 1);
-    }
-    return e;
-  }
-
-  // ------------------------------------------------------------------------------------ objects
 
   @Override
   public SourceObject stat(String path) throws IOException {
     String key = prefix + path;
     try {
-      return withRetries(
+      return retries.call(
           "HEAD " + key,
           path,
           () -> {
             StatObjectResponse r =
                 client.statObject(StatObjectArgs.builder().bucket(bucket).object(key).build());
             long mtime = r.lastModified() == null ? 0 : r.lastModified().toInstant().toEpochMilli();
-            return SourceObject.file(path, r.size(), versionTag(r.etag(), r.size()), mtime);
+            return SourceObject.file(path, r.size(), ETags.versionTag(r.etag(), r.size()), mtime);
           });
     } catch (NoSuchFileException e) {
       boolean[] any = {false};
-      withRetries(
+      retries.call(
           "LIST " + key + "/",
           path,
           () -> {
@@ -493,10 +248,10 @@ public final class S3Source implements DatasetSource {
       return 0;
     }
     String key = prefix + path;
-    String etag = expectedVersion == null ? null : etagOf(expectedVersion);
+    String etag = expectedVersion == null ? null : ETags.etagOf(expectedVersion);
     int start = dst.position();
     Integer got =
-        withRetries(
+        retries.call(
             "GET " + key,
             path,
             () -> {
@@ -513,7 +268,7 @@ public final class S3Source implements DatasetSource {
               maxInFlight.accumulateAndGet(now, Math::max);
               gets.increment();
               try (GetObjectResponse r = client.getObject(a.build())) {
-                String actual = stripQuotes(r.headers().get("ETag"));
+                String actual = ETags.stripQuotes(r.headers().get("ETag"));
                 if (etag != null && !etag.isEmpty() && !actual.isEmpty() && !actual.equals(etag)) {
                   throw new ObjectChangedException(path, expectedVersion, actual);
                 }
@@ -557,127 +312,16 @@ public final class S3Source implements DatasetSource {
 
   // ------------------------------------------------------------------------------------ retries
 
-  private interface Call<T> {
-    T run() throws Exception;
-  }
-
-  /** A failure worth another attempt. */
-  private static final class Transient extends IOException {
-    Transient(String message, Throwable cause) {
-      super(message, cause);
-    }
-  }
-
-  private <T> T withRetries(String what, String path, Call<T> call) throws IOException {
-    long deadline = System.nanoTime() + retryNanos;
-    for (int attempt = 0; ; attempt++) {
-      IOException failure;
-      try {
-        return call.run();
-      } catch (Exception e) {
-        failure = classify(e, path);
-      }
-      if (failure instanceof EndOfObject) {
-        return null; // a range at or past the end: nothing to read (only ranged GETs get here)
-      }
-      if (!(failure instanceof Transient)) {
-        throw failure;
-      }
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        failures.increment();
-        throw new SourceUnavailableException(
-            what
-                + " failed after "
-                + (attempt + 1)
-                + " attempts in "
-                + retryTime.toSeconds()
-                + " s: "
-                + failure.getMessage(),
-            failure.getCause(),
-            true);
-      }
-      long backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_START_MS << Math.min(attempt, 16));
-      long sleep =
-          Math.min(
-              TimeUnit.NANOSECONDS.toMillis(left) + 1,
-              backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1));
-      retries.increment();
-      log.debug("retrying {} in {} ms: {}", what, sleep, failure.getMessage());
-      try {
-        Thread.sleep(sleep);
-      } catch (InterruptedException ie) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted while retrying " + what);
-      }
-    }
-  }
-
-  /** A range that starts at or past the end: a read of 0 bytes. */
-  private static final class EndOfObject extends IOException {}
-
-  private IOException classify(Exception e, String path) {
-    if (e instanceof ObjectChangedException oc) {
-      return oc;
-    }
-    if (e instanceof InterruptedIOException ie) {
-      return ie;
-    }
-    if (e instanceof ErrorResponseException er) {
-      String code = er.errorResponse().code();
-      int status = er.response() == null ? 0 : er.response().code();
-      switch (code) {
-        case "NoSuchKey":
-          return new NoSuchFileException(path);
-        case "InvalidRange":
-          return new EndOfObject();
-        case "PreconditionFailed":
-          return new ObjectChangedException(path, "the listed ETag", "a different one");
-        case "NoSuchBucket":
-          return new NoSuchFileException(path, null, "bucket " + bucket + " no longer exists");
-        case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken":
-          return new AccessDeniedException(path, null, code);
-        case "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout":
-          return new Transient(code, e);
-        default:
-          if (status >= 500 || status == 429) {
-            return new Transient(code + " (HTTP " + status + ")", e);
-          }
-          return new IOException(path + ": " + code + ": " + er.errorResponse().message(), e);
-      }
-    }
-    if (e instanceof ServerException se) {
-      int status = se.statusCode();
-      if (status == 412) {
-        return new ObjectChangedException(path, "the listed ETag", "a different one");
-      }
-      if (status >= 500 || status == 429) {
-        return new Transient("HTTP " + status, e);
-      }
-      return new IOException(path + ": HTTP " + status + ": " + se.getMessage(), e);
-    }
-    Throwable c = rootCause(e);
-    if (c instanceof SSLException) {
-      return new IOException("TLS with " + endpoint + " failed: " + c.getMessage(), c);
-    }
-    if (c instanceof IOException || e instanceof MinioException) {
-      return new Transient(String.valueOf(c.getMessage()), c);
-    }
-    return new IOException(path + ": " + c, c);
-  }
-
-  // ------------------------------------------------------------------------------------ metrics
-
   @Override
   public Map<String, Long> counters() {
     Map<String, Long> m = new LinkedHashMap<>();
     m.put("requestsInFlight", (long) inFlight.get());
     m.put("maxRequestsInFlight", (long) maxInFlight.get());
     m.put("gets", gets.sum());
-    m.put("listPages", listPages.sum());
+    m.put("listPages", listing.listPages.sum());
     m.put("bytes", bytesRead.sum());
-    m.put("retries", retries.sum());
-    m.put("failedAfterRetries", failures.sum());
+    m.put("retries", retries.retries.sum());
+    m.put("failedAfterRetries", retries.failures.sum());
     return m;
   }
 

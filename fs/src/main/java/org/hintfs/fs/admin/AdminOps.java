@@ -82,21 +82,21 @@ public final class AdminOps implements AutoCloseable {
       case PREFETCH -> enqueue(a.files());
       case PIN -> {
         for (int id : a.files()) {
-          cache.pin(id);
+          cache.index().pin(id);
         }
         savePins();
         enqueue(a.files());
       }
       case UNPIN -> {
         for (int id : a.files()) {
-          cache.unpin(id);
+          cache.index().unpin(id);
         }
         savePins();
       }
       case EVICT -> {
         boolean unpinned = false;
         for (int id : a.files()) {
-          unpinned |= cache.isPinned(id);
+          unpinned |= cache.index().isPinned(id);
           queue.remove(id);
           if (cache.evictFile(id)) {
             evicted.increment();
@@ -155,7 +155,7 @@ public final class AdminOps implements AutoCloseable {
     m.put("prefetch_cancelled", cancelled.sum());
     m.put("prefetch_bytes", bytes.sum());
     m.put("prefetch_waiting", queue.size());
-    long[] p = cache.pinnedUsage();
+    long[] p = cache.index().pinnedUsage();
     m.put("pinned_files", p[0]);
     m.put("pinned_bytes", p[1]);
     m.put("evicted_files", evicted.sum());
@@ -168,7 +168,7 @@ public final class AdminOps implements AutoCloseable {
       return;
     }
     StringBuilder b = new StringBuilder();
-    for (int id : cache.pinnedIds()) {
+    for (int id : cache.index().pinnedIds()) {
       b.append(catalog.path(id)).append('\n');
     }
     try {
@@ -189,7 +189,7 @@ public final class AdminOps implements AutoCloseable {
       for (String p : Files.readAllLines(pinFile, StandardCharsets.UTF_8)) {
         int id = p.isEmpty() ? -1 : catalog.lookup(p);
         if (id >= 0 && !catalog.isDirectory(id)) {
-          cache.pin(id);
+          cache.index().pin(id);
           ids.add(id);
         } else if (!p.isEmpty()) {
           log.warn("pinned {} is no longer in the source", p);

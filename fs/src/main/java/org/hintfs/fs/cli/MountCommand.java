@@ -1,9 +1,6 @@
 package org.hintfs.fs.cli;
 
-import java.io.File;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
@@ -12,15 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.hintfs.backing.DatasetSource;
-import org.hintfs.backing.InMemorySource;
 import org.hintfs.backing.Sources;
 import org.hintfs.backing.s3.S3Options;
-import org.hintfs.fs.HintFs;
-import org.hintfs.fs.Mount;
 import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.Sizes;
-import org.hintfs.fs.catalog.Catalog;
-import org.hintfs.fs.fuse.HintFuse;
 import org.hintfs.fs.store.CacheDirectory;
 import org.hintfs.policy.Policies;
 import org.slf4j.Logger;
@@ -54,7 +46,6 @@ final class MountCommand implements Callable<Integer> {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
   private static final Logger log = LoggerFactory.getLogger(MountCommand.class);
-  private static final long PROBE_INTERVAL_MS = 50;
 
   @Parameters(
       index = "0",
@@ -247,9 +238,9 @@ final class MountCommand implements Callable<Integer> {
     Preflight.checkFuse();
     Preflight.checkMountpoint(mp);
     if (foreground) {
-      return runForeground(mp);
+      return ForegroundMount.run(this, mp);
     }
-    return startDaemon(mp);
+    return DaemonLauncher.start(this, mp);
   }
 
   private void validateOptions() {
@@ -278,7 +269,7 @@ final class MountCommand implements Callable<Integer> {
     }
   }
 
-  private Path resolvedCacheDir(DatasetSource src) {
+  Path resolvedCacheDir(DatasetSource src) {
     return cacheDir != null ? cacheDir.toAbsolutePath().normalize() : defaultCacheDir(src);
   }
 
@@ -298,7 +289,7 @@ final class MountCommand implements Callable<Integer> {
     return base.resolve("hintfs").resolve(slug + "-" + hash);
   }
 
-  private DatasetSource openSource() throws IOException {
+  DatasetSource openSource() throws IOException {
     try {
       return Sources.open(source, s3Options());
     } catch (NoSuchFileException e) {
@@ -316,7 +307,7 @@ final class MountCommand implements Callable<Integer> {
   }
 
   /** {host, port} of --metrics-port, checked. */
-  private Object[] metricsAddress() {
+  Object[] metricsAddress() {
     String v = metricsPort;
     int colon = v.lastIndexOf(':');
     String host = colon < 0 ? "127.0.0.1" : v.substring(0, colon);
@@ -341,254 +332,5 @@ final class MountCommand implements Callable<Integer> {
         Duration.ofSeconds(retryTimeoutSeconds),
         s3Connections,
         System.getenv());
-  }
-
-  private int runForeground(Path mp) throws IOException {
-    Daemon.detachFromTerminal(daemonized);
-    DatasetSource src = openSource();
-    if (src instanceof org.hintfs.backing.s3.S3Source s3) {
-      log.info("source: {}", s3.summary());
-    }
-    if (preloadIntoHeap) {
-      src = InMemorySource.copyOf(src);
-    }
-    if (sourceLatencyMs > 0) {
-      src = new org.hintfs.backing.FaultInjectingSource(src).latency(sourceLatencyMs);
-    }
-    Path dir = noDiskCache || preloadIntoHeap ? null : resolvedCacheDir(src);
-    CacheDirectory claimed = null;
-    if (dir != null) {
-      try {
-        claimed = CacheDirectory.claim(dir, src.describe());
-      } catch (IOException e) {
-        throw new UserError(e.getMessage());
-      }
-    }
-    MountConfig config =
-        MountConfig.builder(source, mp)
-            .cache(dir, cacheSize)
-            .ramCacheBytes(Sizes.parse(ramCache, 0))
-            .policy(policy)
-            .fuse(debugFuse, fuseOptions)
-            .tracePath(trace == null ? null : trace.toAbsolutePath())
-            .prefetchWindow(prefetchWindow)
-            .detectOrder(!noDetectOrder)
-            .build();
-    Catalog catalog = catalogFor(src, dir);
-    HintFs fs;
-    try {
-      fs = Mount.create(src, catalog, config);
-    } catch (IllegalArgumentException e) {
-      throw new UserError(e.getMessage());
-    }
-    log.info(
-        "cache: {} at {}, capacity {} bytes, policy {}",
-        fs.cache().storeHealth(),
-        dir,
-        fs.cache().capacityBytes(),
-        fs.cache().policyName());
-    org.hintfs.fs.MetricsServer metrics = null;
-    if (metricsPort != null) {
-      Object[] a = metricsAddress();
-      try {
-        metrics = org.hintfs.fs.MetricsServer.start(fs, (String) a[0], (Integer) a[1]);
-      } catch (IOException e) {
-        throw new UserError("cannot serve metrics on " + a[0] + ":" + a[1] + ": " + e.getMessage());
-      }
-      log.info("metrics at http://{}:{}/metrics", a[0], metrics.port());
-    }
-    HintFuse fuse = new HintFuse(fs);
-    String[] opts = fuseArgs(config, src.describe());
-    log.info("mounting at {} with {}", mp, String.join(" ", opts));
-    try {
-      fuse.serve(mp, opts, fuseThreads);
-    } catch (IllegalStateException e) {
-      throw new UserError("mount at " + mp + " failed: " + e.getMessage() + " (see above)");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      if (metrics != null) {
-        metrics.close();
-      }
-      try {
-        fs.close();
-        fs.cache().close();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      src.close();
-      if (claimed != null) {
-        claimed.close();
-      }
-    }
-    log.info("unmounted {}", mp);
-    return 0;
-  }
-
-  /**
-   * The catalog to serve: the persisted one with {@code --reuse-listing}, else a fresh listing
-   * (saved beside the cache for next time); if listing fails, the persisted one with a warning.
-   */
-  private Catalog catalogFor(DatasetSource src, Path dir) throws IOException {
-    Path saved = dir == null ? null : dir.resolve("catalog.bin");
-    if (reuseListing && saved != null && Files.exists(saved)) {
-      try {
-        Catalog c = Catalog.load(saved, src.describe());
-        log.info("using the saved listing {} ({} files); not re-listing", saved, c.fileCount());
-        return c;
-      } catch (IOException e) {
-        log.warn("cannot use the saved listing, listing the source: {}", e.getMessage());
-      }
-    }
-    long t0 = System.nanoTime();
-    Catalog catalog;
-    try {
-      catalog = Mount.listCatalog(src);
-    } catch (IOException e) {
-      if (saved != null && Files.exists(saved)) {
-        log.warn(
-            "listing {} failed ({}); serving the listing saved at the last mount",
-            src.describe(),
-            e);
-        return Catalog.load(saved, src.describe());
-      }
-      throw new UserError("listing " + src.describe() + " failed: " + e.getMessage());
-    }
-    log.info(
-        "listed {}: {} files, {} bytes, {} directories in {} ms (catalog {} bytes of heap)",
-        src.describe(),
-        catalog.fileCount(),
-        catalog.totalBytes(),
-        catalog.directoryCount(),
-        (System.nanoTime() - t0) / 1_000_000,
-        catalog.heapBytes());
-    if (saved != null) {
-      try {
-        catalog.save(saved, src.describe());
-      } catch (IOException e) {
-        log.warn("cannot save the listing to {}: {}", saved, e.getMessage());
-      }
-    }
-    return catalog;
-  }
-
-  static String[] fuseArgs(MountConfig c, String description) {
-    long ttl = c.metadataTimeout().toSeconds();
-    List<String> o = new ArrayList<>();
-    // A comma would end the option: libfuse reads "\," as a literal one.
-    o.add("fsname=hintfs:" + description.replace("\\", "\\\\").replace(",", "\\,"));
-    o.add("subtype=hintfs");
-    o.add("entry_timeout=" + ttl);
-    o.add("attr_timeout=" + ttl);
-    o.add("negative_timeout=" + ttl);
-    o.add("kernel_cache");
-    o.add("max_read=131072");
-    if (Preflight.isRoot()) {
-      // Root mounts directly; for others fusermount3 mounts and rejects this libfuse2 option.
-      o.add("nonempty");
-    }
-    o.addAll(c.extraFuseOptions());
-    return c.fuseDebug()
-        ? new String[] {"-d", "-o", String.join(",", o)}
-        : new String[] {"-o", String.join(",", o)};
-  }
-
-  /** Options the CLI acts on itself; the daemon is not given them. */
-  private static final java.util.Set<String> CLI_ONLY =
-      java.util.Set.of(
-          "--foreground", "--daemonized", "--log-file", "--mount-timeout", "--help", "--version");
-
-  /**
-   * The options the user gave, as the daemon is to be given them, derived from the parsed command
-   * line (so an option added to this command reaches the daemon with no more code): each option
-   * matched, with its values as typed, paths made absolute (the daemon runs in {@code /}).
-   */
-  private List<String> daemonOptions() {
-    List<String> out = new ArrayList<>();
-    var parsed = spec.commandLine().getParseResult();
-    for (picocli.CommandLine.Model.OptionSpec o : spec.options()) {
-      if (CLI_ONLY.contains(o.longestName()) || !parsed.hasMatchedOption(o)) {
-        continue;
-      }
-      if (o.arity().max() == 0) {
-        out.add(o.longestName()); // a flag
-        continue;
-      }
-      for (String v : o.originalStringValues()) {
-        if (o.type() == Path.class) {
-          v = Path.of(v).toAbsolutePath().normalize().toString();
-        }
-        out.add(o.longestName());
-        out.add(v);
-      }
-    }
-    return out;
-  }
-
-  private int startDaemon(Path mp) throws IOException, InterruptedException {
-    Path logPath = logFile != null ? logFile.toAbsolutePath() : defaultLogFile(mp);
-    Files.createDirectories(logPath.getParent());
-    long logStart = Files.exists(logPath) ? Files.size(logPath) : 0;
-    List<String> cmd = new ArrayList<>();
-    cmd.add(
-        ProcessHandle.current()
-            .info()
-            .command()
-            .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(Main.class.getName());
-    cmd.add("mount");
-    cmd.add("--foreground");
-    cmd.add("--daemonized");
-    cmd.addAll(daemonOptions());
-    cmd.add(source.contains("://") ? source : Path.of(source).toAbsolutePath().toString());
-    cmd.add(mp.toString());
-    ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.environment().putAll(daemonEnvironment);
-    Process child =
-        pb.directory(new File("/")) // a daemon must not keep the caller's directory busy
-            .redirectInput(new File("/dev/null"))
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(logPath.toFile()))
-            .redirectErrorStream(true)
-            .start();
-    long deadline = System.nanoTime() + Duration.ofSeconds(mountTimeoutSeconds).toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!child.isAlive()) {
-        throw new UserError(
-            Daemon.lastError(logPath, logStart)
-                    .orElse("the daemon exited with status " + child.exitValue())
-                + " (log: "
-                + logPath
-                + ")");
-      }
-      if (Mounts.isHintfs(mp) && StatusCommand.readStats(mp).isPresent()) {
-        System.out.println(
-            "hintfs: mounted "
-                + source
-                + " at "
-                + mp
-                + " (pid "
-                + child.pid()
-                + ", log "
-                + logPath
-                + ")");
-        return 0;
-      }
-      Thread.sleep(PROBE_INTERVAL_MS);
-    }
-    child.destroy();
-    throw new UserError(
-        "the mount did not answer within " + mountTimeoutSeconds + " s (log: " + logPath + ")");
-  }
-
-  static Path defaultLogFile(Path mp) {
-    String dir =
-        System.getProperty("java.io.tmpdir")
-            + "/hintfs-"
-            + new com.sun.security.auth.module.UnixSystem().getUid();
-    String name = mp.toString().replaceAll("[^A-Za-z0-9._-]", "_");
-    return Path.of(dir, name + ".log");
   }
 }

@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: lines are parsed and checked on the FUSE thread that received the write (so a bad
  * line can answer EINVAL), then queued with the stream they belong to; one applier thread applies
  * them in order. Anything that touches the policies' structures (scores, the substitution chooser)
- * runs under the cache's lock, passed in as {@code policyLock}, because the cache's read path uses
- * them under that lock too.
+ * runs under the cache index's lock ({@link Effects#underPolicyLock}), because the cache's read
+ * path uses them under that lock too.
  *
  * <p>Per stream (a rank of a job, {@link Stream}): the dataset root, seed or order, epoch and
  * prediction. Per job: importance; the policies see, for every sample, the highest score any job
@@ -341,11 +341,11 @@ public final class HintState {
       // same epoch change only their own stream.
       substitution.startEpoch(e.epoch(), true);
     } else if (h instanceof Hint.Detected d) {
-      if (st.hinted()) {
+      if (st.recognition().hinted()) {
         return; // an explicit hint always wins
       }
       if (d.micros() >= 0) {
-        st.setDetected(d.match(), d.micros());
+        st.recognition().setDetected(d.match(), d.micros());
       }
       st.setEpoch(d.epoch());
       predictions.predict(
@@ -359,12 +359,12 @@ public final class HintState {
           d.spec().world(),
           d.spec().rank());
     } else if (h instanceof Hint.Seed sd) {
-      st.markHinted();
+      st.recognition().markHinted();
       st.setEpoch(sd.epoch());
       substitution.startEpoch(sd.epoch(), true);
       predictions.predict(st, viewFor(st), sd.spec(), sd.epoch(), null);
     } else if (h instanceof Hint.Order o) {
-      st.markHinted();
+      st.recognition().markHinted();
       int[] ids = o.ids();
       int[] before = st.order().order();
       if (o.append() && before != null && st.explicitOrder()) {

@@ -47,14 +47,16 @@ public final class OrderRecognition {
    * distinct samples, searches for the sampler order that explains them, off the FUSE threads.
    */
   public void observe(Stream st, int id) {
-    if (st.hinted() || st.order().known() || st.failedSearches() >= DETECT_ATTEMPTS) {
+    if (st.recognition().hinted()
+        || st.order().known()
+        || st.recognition().failedSearches() >= DETECT_ATTEMPTS) {
       return;
     }
     int s = st.sampleOf(id);
     if (s < 0) {
       return;
     }
-    int[] seen = st.observe(s, DETECT_AFTER);
+    int[] seen = st.recognition().observe(s, DETECT_AFTER);
     if (seen == null) {
       return;
     }
@@ -66,14 +68,14 @@ public final class OrderRecognition {
           long micros = (System.nanoTime() - t0) / 1000;
           detectionSearches.increment();
           detectionMicros.add(micros);
-          st.searchDone();
+          st.recognition().searchDone();
           if (m != null) {
             detections.increment();
             SamplerSpec spec =
                 new SamplerSpec(m.generatorSeed(), m.world(), m.rank(), m.sampler(), false, false);
             enqueue.accept(st, new Hint.Detected(spec, 0, m, micros));
           } else {
-            st.setDetectMicros(micros);
+            st.recognition().setDetectMicros(micros);
             log.info("stream {}: no sampler order explains its first reads", st.id());
           }
         });
@@ -84,14 +86,15 @@ public final class OrderRecognition {
    * set_epoch; the same seed if the script was seen not to call it).
    */
   public void advanceDetected(Stream st) {
-    var m = st.detected();
+    var m = st.recognition().detected();
     SamplerSpec spec = st.sampler();
-    if (m == null || spec == null || st.hinted()) {
+    if (m == null || spec == null || st.recognition().hinted()) {
       return;
     }
     if (st.claimAdvance()) {
-      st.markAdvanced();
-      enqueue.accept(st, new Hint.Detected(spec, st.epoch() + st.detectedEpochStep(), m, -1));
+      st.recognition().markAdvanced();
+      enqueue.accept(
+          st, new Hint.Detected(spec, st.epoch() + st.recognition().detectedEpochStep(), m, -1));
     }
   }
 }

@@ -51,7 +51,10 @@ final class Predictions {
     st.order().moveTo(carried);
     // What set_epoch(epoch + 1) will read first: the prefetcher carries on into it. A recognised
     // script seen not to call set_epoch reads the same order again.
-    int step = !st.hinted() && st.detected() != null ? st.detectedEpochStep() : 1;
+    int step =
+        !st.recognition().hinted() && st.recognition().detected() != null
+            ? st.recognition().detectedEpochStep()
+            : 1;
     st.order().setNextHead(replay(v, sd, epoch + step, nextHeadLength));
     orderChanged.accept(st);
   }

@@ -51,9 +51,9 @@ public final class OwedPrefetch implements AutoCloseable {
   /** A new epoch owes {@code ids}: fetch and hold as many as the budget allows. */
   public void start(int[] ids) {
     int gen = generation.incrementAndGet();
-    cache.releaseHolds();
+    cache.index().releaseHolds();
     owed = ids.length;
-    budgetLeft.set((long) (cache.capacityBytes() * share));
+    budgetLeft.set((long) (cache.index().capacityBytes() * share));
     for (int id : ids) {
       pool.execute(() -> fetch(gen, id));
     }
@@ -68,7 +68,7 @@ public final class OwedPrefetch implements AutoCloseable {
       skipped.increment();
       return;
     }
-    cache.hold(id);
+    cache.index().hold(id);
     try {
       cache.prefetch(id);
       fetched.increment();

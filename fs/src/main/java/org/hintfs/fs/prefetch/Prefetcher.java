@@ -94,7 +94,7 @@ public final class Prefetcher implements AutoCloseable {
       return false;
     }
     int p = s.expectedPosition(id, window, Streams.MIN_BEHIND);
-    boolean catchUp = s.takeCatchUp(); // only the first open after a recognition
+    boolean catchUp = s.recognition().takeCatchUp(); // only the first open after a recognition
     if (p < 0 && catchUp) {
       p = s.order().occurrenceFrom(id, pos); // a late recognition: this open places the reader
     }

@@ -70,15 +70,8 @@ public final class Stream {
     this.implicit = implicit;
   }
 
-  // Recognition (streams that sent no hint; see HintState's detection).
   private final boolean implicit;
-  private volatile boolean hinted;
-  private int[] observed = new int[0];
-  private int observedCount;
-  private volatile int detectAttempts;
-  private volatile org.hintfs.policy.sampler.OrderDetector.Match detected;
-  private volatile long detectMicros;
-  private volatile int detectedEpochStep = 1;
+  private final Recognition recognition = new Recognition();
   private final java.util.concurrent.atomic.AtomicInteger advancedTo =
       new java.util.concurrent.atomic.AtomicInteger(-1);
   private volatile int[] sampleOfNode;
@@ -88,14 +81,9 @@ public final class Stream {
     return implicit;
   }
 
-  /** True once the stream's writer sent a seed or order hint: that wins over any recognition. */
-  public boolean hinted() {
-    return hinted;
-  }
-
-  /** Marks that a seed or order hint arrived from the stream's writer. */
-  public void markHinted() {
-    hinted = true;
+  /** What recognising this stream's order has found (for streams that sent no seed or order). */
+  public Recognition recognition() {
+    return recognition;
   }
 
   /** The dataset index of catalog id {@code id} under the stream's view, or -1. */
@@ -108,114 +96,6 @@ public final class Stream {
   public void setDetectionView(String dir, ImageFolderView v, int entries) {
     setDataset(dir, v);
     sampleOfNode = v.sampleOfNode(entries);
-  }
-
-  /**
-   * Notes a sample this stream opened while it has no prediction.
-   *
-   * @return the first {@code k} distinct samples once there are that many (then starts afresh),
-   *     else null
-   */
-  public synchronized int[] observe(int sample, int k) {
-    if (searching) {
-      return null; // a search of earlier opens is running
-    }
-    if (observed.length != k) {
-      observed = new int[k];
-      observedCount = 0;
-    }
-    for (int i = 0; i < observedCount; i++) {
-      if (observed[i] == sample) {
-        return null;
-      }
-    }
-    observed[observedCount++] = sample;
-    if (observedCount < k) {
-      return null;
-    }
-    observedCount = 0;
-    detectAttempts++;
-    failedSearches++;
-    searching = true;
-    return observed.clone();
-  }
-
-  private boolean searching;
-
-  /** The search of the opens {@link #observe} handed out has finished. */
-  public synchronized void searchDone() {
-    searching = false;
-  }
-
-  private volatile int failedSearches;
-
-  /** Searches in a row that found nothing (a success starts the count again). */
-  public int failedSearches() {
-    return failedSearches;
-  }
-
-  /** How many searches ran for this stream. */
-  public int detectAttempts() {
-    return detectAttempts;
-  }
-
-  /** The recognised order in force, or null. */
-  public org.hintfs.policy.sampler.OrderDetector.Match detected() {
-    return detected;
-  }
-
-  /** Records a recognition: the match and how long the search took. */
-  public void setDetected(org.hintfs.policy.sampler.OrderDetector.Match m, long micros) {
-    org.hintfs.policy.sampler.OrderDetector.Match before = detected;
-    if (before != null
-        && m != null
-        && advanced
-        && before.generatorSeed() == m.generatorSeed()
-        && before.sampler().equals(m.sampler())) {
-      // The same generator seed again after moving on to the next epoch: the script does not
-      // call set_epoch.
-      detectedEpochStep = 0;
-    }
-    advanced = false;
-    failedSearches = 0;
-    detected = m;
-    detectMicros = micros;
-    catchUp = true;
-  }
-
-  private volatile boolean advanced;
-  private volatile boolean catchUp;
-
-  /** Notes that the prediction moved on to the next epoch by itself. */
-  public void markAdvanced() {
-    advanced = true;
-  }
-
-  /**
-   * True once after a fresh recognition: the search ran while the reader read on, so its first open
-   * after the prediction arrives may be anywhere ahead in the order, and places the reader.
-   */
-  public boolean takeCatchUp() {
-    if (!catchUp) {
-      return false;
-    }
-    catchUp = false;
-    return true;
-  }
-
-  /** Records how long a search that found nothing took. */
-  public void setDetectMicros(long micros) {
-    detectMicros = micros;
-  }
-
-  /** How long the last search took, in microseconds. */
-  public long detectMicros() {
-    return detectMicros;
-  }
-
-  /** 1 if the next epoch's seed is this one's + 1 (set_epoch), 0 if the script never calls it. */
-  public int detectedEpochStep() {
-    return detectedEpochStep;
   }
 
   /** True the first time it is asked to move on from the order in force (one advance each). */

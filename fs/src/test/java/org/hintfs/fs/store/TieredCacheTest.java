@@ -93,8 +93,8 @@ class TieredCacheTest {
         int id = ids.get(a);
         byte[] want = src.readRange(cat.path(id), null, 0, (int) cat.size(id));
         assertThat(readFile(c, cat, id)).isEqualTo(want);
-        assertThat(c.usedBytes()).isLessThanOrEqualTo(capacity);
-        c.checkInvariants();
+        assertThat(c.index().usedBytes()).isLessThanOrEqualTo(capacity);
+        c.index().checkInvariants();
       }
     } finally {
       try (var s = Files.walk(dir)) {
@@ -141,8 +141,8 @@ class TieredCacheTest {
         readFile(c, cat, id);
       }
       c.flush();
-      assertThat(c.cachedFiles()).isEqualTo(ids.size());
-      return c.usedBytes();
+      assertThat(c.index().cachedFiles()).isEqualTo(ids.size());
+      return c.index().usedBytes();
     }
   }
 
@@ -155,7 +155,7 @@ class TieredCacheTest {
     long used = fill(src, cat, ids, dir);
     long before = src.reads();
     try (TieredCache c = open(src, cat, dir, 100L << 20)) {
-      assertThat(c.usedBytes()).isEqualTo(used);
+      assertThat(c.index().usedBytes()).isEqualTo(used);
       for (int id : ids) {
         assertThat(readFile(c, cat, id))
             .isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
@@ -163,7 +163,7 @@ class TieredCacheTest {
       // Reading via readRange above counted too: subtract those (one per file).
       assertThat(src.reads() - before - ids.size()).isZero();
       assertThat(c.stats().diskHits.sum()).isGreaterThanOrEqualTo(ids.size());
-      c.checkInvariants();
+      c.index().checkInvariants();
     }
   }
 
@@ -230,7 +230,7 @@ class TieredCacheTest {
       }
       assertThat(c.stats().corrupt.sum()).isEqualTo(damaged);
       c.flush();
-      c.checkInvariants();
+      c.index().checkInvariants();
       // Refetched entries are stored again, sound this time.
       for (int id : ids) {
         c.read(id, 0);

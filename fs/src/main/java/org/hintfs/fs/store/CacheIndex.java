@@ -1,0 +1,312 @@
+package org.hintfs.fs.store;
+
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
+import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.policy.AutoPolicy;
+import org.hintfs.policy.CachePolicy;
+import org.hintfs.policy.Residency;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the disk tier holds and the policy that decides it, under one monitor: charged bytes, the
+ * blocks of large files, pins and holds, the capacity, admission and eviction ({@link Residency},
+ * shared with the simulator), and every store put and delete, so the store's writer queue sees them
+ * in the order the accounting did.
+ *
+ * <p>Nothing here waits on I/O: lookups, the RAM tier and source fetches stay in {@link
+ * TieredCache}, outside this lock.
+ */
+public final class CacheIndex {
+  private static final Logger log = LoggerFactory.getLogger(CacheIndex.class);
+
+  /** Told, under the index's lock, when a file enters or leaves the cache. */
+  public interface Listener {
+    void added(int id);
+
+    void removed(int id);
+  }
+
+  private static final Listener NO_LISTENER =
+      new Listener() {
+        @Override
+        public void added(int id) {}
+
+        @Override
+        public void removed(int id) {}
+      };
+
+  private final Catalog catalog;
+  private final Units units;
+  private final LmdbStore store; // null: no disk tier
+  private final CacheStats stats;
+  private final Map<Integer, BitSet> blocksOf = new HashMap<>();
+  private final Residency residency;
+  private volatile Listener listener = NO_LISTENER;
+
+  CacheIndex(
+      Catalog catalog,
+      Units units,
+      CachePolicy policy,
+      LmdbStore store,
+      long capacity,
+      CacheStats stats) {
+    this.catalog = catalog;
+    this.units = units;
+    this.store = store;
+    this.stats = stats;
+    this.residency =
+        new Residency(
+            catalog.entryCount(),
+            policy,
+            capacity,
+            new Residency.Events() {
+              @Override
+              public void added(int id) {
+                listener.added(id);
+              }
+
+              @Override
+              public void evicting(int id) {
+                deleteStored(id);
+                listener.removed(id);
+                stats.evictions.increment();
+              }
+            });
+  }
+
+  /** Rebuilds the accounting from the store's index; drops what the source no longer matches. */
+  void recover() {
+    int[] kept = {0};
+    int[] dropped = {0};
+    store.scanMeta(
+        m -> {
+          int id = catalog.lookup(m.path());
+          boolean valid =
+              id > 0
+                  && !catalog.isDirectory(id)
+                  && CacheKey.versionHash(catalog.versionTag(id)) == m.versionHash()
+                  && m.block() >= 0
+                  && m.block() < units.blockCount(id);
+          if (!valid) {
+            store.delete(new CacheKey(m.key(), 0));
+            dropped[0]++;
+            return;
+          }
+          synchronized (this) {
+            residency.restore(id, m.charge());
+            if (units.isBlocked(id)) {
+              blocksOf.computeIfAbsent(id, k -> new BitSet()).set(m.block());
+            }
+          }
+          kept[0]++;
+        });
+    synchronized (this) {
+      residency.setCapacity(residency.capacity());
+      log.info(
+          "cache recovered: {} entries, {} bytes of {}; {} stale entries dropped",
+          kept[0],
+          residency.used(),
+          residency.capacity(),
+          dropped[0]);
+    }
+  }
+
+  /** An open: a hit if in RAM ({@code inRam}) or on disk; the policy sees it. */
+  synchronized boolean accessed(int id, boolean inRam) {
+    boolean hit = inRam || residency.isResident(id);
+    residency.accessed(id, hit); // and a hold has done its work
+    return hit;
+  }
+
+  /** A read served (recorded at read time when the open did not record it). */
+  synchronized void served(int id, boolean hit) {
+    residency.policy().recordAccess(id, hit);
+  }
+
+  /** Admits a fetched unit if the policy makes room for it, and queues it to the store. */
+  synchronized void admit(int id, int block, String path, long vh, CacheKey key, byte[] payload) {
+    if (store == null || !store.healthy()) {
+      return;
+    }
+    BitSet blocks = blocksOf.get(id);
+    if (units.isBlocked(id) ? blocks != null && blocks.get(block) : residency.isResident(id)) {
+      return; // already stored by an earlier fetch of the same unit
+    }
+    if (!residency.admit(id, StoredValue.charge(payload.length))) {
+      return;
+    }
+    if (units.isBlocked(id)) {
+      blocksOf.computeIfAbsent(id, k -> new BitSet()).set(block);
+    }
+    stats.admitted.increment();
+    store.put(key, vh, payload, block, path);
+  }
+
+  /** Deletes every stored unit of a file (it is being evicted). Caller holds the lock. */
+  private void deleteStored(int id) {
+    String path = catalog.path(id);
+    BitSet blocks = blocksOf.remove(id);
+    if (blocks == null) {
+      store.delete(CacheKey.of(path, 0));
+    } else {
+      for (int b = blocks.nextSetBit(0); b >= 0; b = blocks.nextSetBit(b + 1)) {
+        store.delete(CacheKey.of(path, b));
+      }
+    }
+  }
+
+  /** Drops a damaged or stale unit. */
+  synchronized void drop(int id, int block, CacheKey key, int length) {
+    store.delete(key);
+    BitSet blocks = blocksOf.get(id);
+    if (blocks != null) {
+      blocks.clear(block);
+    }
+    long c = blocks == null ? Long.MAX_VALUE : StoredValue.charge(length);
+    if (residency.release(id, c)) {
+      blocksOf.remove(id);
+      listener.removed(id);
+    }
+  }
+
+  /**
+   * Holds a file until its next open: like a pin (admitted whatever the policy says, never evicted
+   * for room) but released by that open, or by {@link #releaseHolds}. Substitution's owed samples
+   * are held so that what is fetched for the trainer is still there when it asks.
+   */
+  public synchronized void hold(int id) {
+    residency.hold(id);
+  }
+
+  /** Releases every hold; the files stay cached until the policy picks them. */
+  public synchronized void releaseHolds() {
+    residency.releaseHolds();
+  }
+
+  /** Held files and their cached bytes: {files, bytes}. */
+  public synchronized long[] heldUsage() {
+    return residency.heldUsage();
+  }
+
+  /** Pins a file: it is admitted whatever the policy says and never evicted for room. */
+  public synchronized void pin(int id) {
+    residency.pin(id);
+  }
+
+  /** Unpins a file; it stays cached until the policy picks it. */
+  public synchronized void unpin(int id) {
+    residency.unpin(id);
+  }
+
+  /** True if pinned. */
+  public synchronized boolean isPinned(int id) {
+    return residency.isPinned(id);
+  }
+
+  /** Ids of the pinned files. */
+  public synchronized int[] pinnedIds() {
+    return residency.pinned();
+  }
+
+  /** Pinned files and their cached bytes: {files, bytes}. */
+  public synchronized long[] pinnedUsage() {
+    return residency.pinnedUsage();
+  }
+
+  /** Evicts a file from disk and unpins it (an admin's {@code evict}); true if it was on disk. */
+  synchronized boolean evict(int id) {
+    boolean had = residency.isResident(id);
+    residency.evict(id);
+    if (had) {
+      stats.adminEvictions.increment();
+    }
+    return had;
+  }
+
+  /** True if every block of a blocked file is on disk. */
+  synchronized boolean allBlocksStored(int id) {
+    BitSet b = blocksOf.get(id);
+    return b != null && b.cardinality() == units.blockCount(id);
+  }
+
+  /** Called by the store's writer when LMDB's map is full: lower the capacity and evict. */
+  synchronized void onMapFull(long bytesToFree) {
+    long lowered = Math.max(0, Math.min(residency.capacity(), residency.used()) - bytesToFree);
+    log.warn(
+        "LMDB map full with {} bytes cached; lowering the cache capacity from {} to {}",
+        residency.used(),
+        residency.capacity(),
+        lowered);
+    residency.setCapacity(lowered);
+  }
+
+  /** Sets the listener told of files entering and leaving the cache. */
+  public void setListener(Listener l) {
+    listener = l == null ? NO_LISTENER : l;
+  }
+
+  /**
+   * Runs {@code r} under the lock that guards the policy: hints that change the policy's inputs
+   * (scores re-key its heap) or the substitution chooser (which follows residency through the
+   * listener) take it here.
+   */
+  public synchronized void underLock(Runnable r) {
+    r.run();
+  }
+
+  /** The known future order changed: the policy re-keys what is cached. */
+  public synchronized void orderChanged() {
+    residency.policy().orderChanged(residency.residents());
+  }
+
+  /** A prefetch of {@code id} is starting; true if it is on disk already. */
+  synchronized boolean prefetching(int id) {
+    residency.policy().prefetching(id);
+    return residency.isResident(id);
+  }
+
+  /** True if at least one unit of the file is on disk. */
+  public synchronized boolean isResident(int id) {
+    return residency.isResident(id);
+  }
+
+  /** Replaces the policy; the new one is told of every file cached now. */
+  public synchronized void switchPolicy(CachePolicy next) {
+    residency.setPolicy(next);
+    log.info("cache policy is now {}", next.name());
+  }
+
+  /** Ids of the files on disk now. */
+  public synchronized int[] cachedIds() {
+    return residency.residents();
+  }
+
+  /** Bytes charged now. */
+  public synchronized long usedBytes() {
+    return residency.used();
+  }
+
+  /** The capacity in force (it can be lowered at run time, see {@link #onMapFull}). */
+  public synchronized long capacityBytes() {
+    return residency.capacity();
+  }
+
+  /** Number of files with at least one unit cached. */
+  public synchronized int cachedFiles() {
+    return residency.policy().size();
+  }
+
+  /** The policy's name ("auto (shade)" while auto follows shade). */
+  public synchronized String policyName() {
+    CachePolicy p = residency.policy();
+    return p instanceof AutoPolicy a ? a.describe() : p.name();
+  }
+
+  /** Checks the policy and the accounting agree; for tests and the end of a run. */
+  public synchronized void checkInvariants() {
+    residency.checkInvariants();
+  }
+}
