@@ -23,7 +23,7 @@ import org.hintfs.fs.store.TieredCache;
  * until release; a larger file is read from the source range by range.
  *
  * <p>Concurrency: all methods are called from libfuse's worker threads at once. The open-file table
- * is a concurrent map; a handle's lazy fetch is guarded by the handle.
+ * is a concurrent map of {@link Handle}s; no lock is held while a read waits for a fetch.
  */
 public final class HintFs {
   private final DatasetSource source;
@@ -31,7 +31,7 @@ public final class HintFs {
   private final MountConfig config;
   private final MountStats stats = new MountStats();
   private final ErrorTable errors = new ErrorTable();
-  private final Map<Long, OpenFile> handles = new ConcurrentHashMap<>();
+  private final Map<Long, Handle> handles = new ConcurrentHashMap<>();
   private final AtomicLong nextHandle = new AtomicLong(1);
   private final Instant started = Instant.now();
   private final StatsReport statsReport;
@@ -191,10 +191,13 @@ public final class HintFs {
     if (forWrite && id != VirtualFile.CONTROL.id()) {
       throw new ReadOnlyException(path);
     }
-    OpenFile f;
+    Handle f;
     if (id < 0) {
       byte[] content = VirtualContent.render(VirtualFile.byId(id), hints, cache, statsReport);
-      f = new OpenFile(id, path, null, content.length, content);
+      f =
+          id == VirtualFile.CONTROL.id()
+              ? new ControlHandle(path, content, control)
+              : new VirtualHandle(path, content);
     } else {
       f = opener.open(id, pid);
     }
@@ -211,15 +214,14 @@ public final class HintFs {
    * @throws org.hintfs.fs.control.InvalidHintException if a line was rejected (the others stand)
    */
   public int write(long fh, byte[] data, long pid) throws IOException {
-    OpenFile f = handles.get(fh);
-    if (f == null) {
+    Handle h = handles.get(fh);
+    if (h == null) {
       throw new BadHandleException(fh);
     }
-    if (f.id != VirtualFile.CONTROL.id()) {
-      throw new ReadOnlyException(f.path);
+    if (!(h instanceof ControlHandle c)) {
+      throw new ReadOnlyException(h.path());
     }
-    f.writer = pid;
-    String firstError = control.write(f.partial, data, pid);
+    String firstError = c.write(data, pid);
     if (firstError != null) {
       throw new org.hintfs.fs.control.InvalidHintException(firstError);
     }
@@ -235,8 +237,8 @@ public final class HintFs {
 
   /** True if the handle must bypass the page cache: generated content, or a substitute. */
   public boolean isDirectIo(long fh) {
-    OpenFile f = handles.get(fh);
-    return f != null && (f.isVirtual() || f.substituted);
+    Handle h = handles.get(fh);
+    return h != null && !(h instanceof SampleHandle s && !s.substituted);
   }
 
   /**
@@ -245,21 +247,23 @@ public final class HintFs {
    * @return bytes copied; 0 at or past the end
    */
   public int read(long fh, long offset, int length, ByteSink dst) throws IOException {
-    OpenFile f = handles.get(fh);
-    if (f == null) {
+    Handle h = handles.get(fh);
+    if (h == null) {
       throw new BadHandleException(fh);
     }
     stats.reads.increment();
-    if (offset >= f.size || length <= 0) {
+    if (offset >= h.size() || length <= 0) {
       return 0;
     }
-    int n = (int) Math.min(length, f.size - offset);
-    long t0 = System.nanoTime();
-    if (f.isVirtual()) {
-      dst.put(f.bytes(), (int) offset, n);
+    int n = (int) Math.min(length, h.size() - offset);
+    if (!(h instanceof SampleHandle f)) {
+      byte[] content = h instanceof ControlHandle c ? c.content() : ((VirtualHandle) h).content();
+      dst.put(content, (int) offset, n);
       stats.bytesRead.add(n);
       return n;
-    } else if (!cache.isBlocked(f.id)) {
+    }
+    long t0 = System.nanoTime();
+    if (!cache.isBlocked(f.id)) {
       byte[] whole = wholeObject(f);
       dst.put(whole, (int) offset, n);
     } else {
@@ -286,8 +290,11 @@ public final class HintFs {
     return n;
   }
 
-  /** The handle's bytes, read through the cache once per handle. */
-  private byte[] wholeObject(OpenFile f) throws IOException {
+  /**
+   * The handle's bytes, read through the cache once per handle. No lock is held while waiting:
+   * reads racing on one handle both ask the cache, which coalesces them into one fetch.
+   */
+  private byte[] wholeObject(SampleHandle f) throws IOException {
     byte[] b = f.bytes();
     if (b != null) {
       return b;
@@ -307,14 +314,9 @@ public final class HintFs {
         // with its own error.
       }
     }
-    synchronized (f) {
-      b = f.bytes();
-      if (b == null) {
-        b = cache.read(f.id, 0, false); // the access was recorded at open
-        f.setBytes(b);
-      }
-      return b;
-    }
+    b = cache.read(f.id, 0, false); // the access was recorded at open
+    f.setBytes(b);
+    return b;
   }
 
   /** Closes a handle (no caller pid known). */
@@ -324,9 +326,8 @@ public final class HintFs {
 
   /** Closes a handle; a control handle's unfinished last line is applied now, for its writer. */
   public void release(long fh, long pid) {
-    OpenFile f = handles.remove(fh);
-    if (f != null && f.id == VirtualFile.CONTROL.id()) {
-      control.finish(f.partial, f.writer != 0 ? f.writer : pid);
+    if (handles.remove(fh) instanceof ControlHandle c) {
+      c.release(pid);
     }
   }
 

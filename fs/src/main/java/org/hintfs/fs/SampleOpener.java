@@ -50,10 +50,10 @@ final class SampleOpener implements AutoCloseable {
    * cached sample of the same class instead (the caller sets direct_io on it) and the missed sample
    * is fetched in the background.
    */
-  OpenFile open(int id, long pid) {
+  SampleHandle open(int id, long pid) {
     if (cache.isBlocked(id)) {
       // Large files: accesses are recorded per block as they are read.
-      return new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+      return new SampleHandle(id, catalog.path(id), catalog.versionTag(id), catalog.size(id));
     }
     Streams.Attribution stream = null;
     try {
@@ -91,10 +91,11 @@ final class SampleOpener implements AutoCloseable {
       recordTrace(id);
     }
     if (sub >= 0) {
-      return new OpenFile(
-          sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), null, true);
+      return new SampleHandle(
+          sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), true);
     }
-    OpenFile f = new OpenFile(id, catalog.path(id), catalog.versionTag(id), catalog.size(id), null);
+    SampleHandle f =
+        new SampleHandle(id, catalog.path(id), catalog.versionTag(id), catalog.size(id));
     f.pending = fetched;
     return f;
   }

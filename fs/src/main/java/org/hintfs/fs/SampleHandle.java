@@ -1,12 +1,12 @@
 package org.hintfs.fs;
 
 /**
- * One open handle: a catalog file, or a virtual file whose content was generated at open.
+ * A handle on a catalog file: a sample, or (substituted) another sample served in its place.
  *
- * <p>A small catalog file's bytes are fetched on the first read, not at open, so opens the kernel
- * answers from its page cache (a warm second pass) cost no source read at all.
+ * <p>A small file's bytes are fetched on the first read, not at open, so opens the kernel answers
+ * from its page cache (a warm second pass) cost no source read at all.
  */
-final class OpenFile {
+final class SampleHandle implements Handle {
   final int id;
   final String path;
   final String version;
@@ -16,17 +16,26 @@ final class OpenFile {
   /** True if the bytes are another sample's, served in this one's place. */
   final boolean substituted;
 
-  OpenFile(int id, String path, String version, long size, byte[] bytes) {
-    this(id, path, version, size, bytes, false);
+  SampleHandle(int id, String path, String version, long size) {
+    this(id, path, version, size, false);
   }
 
-  OpenFile(int id, String path, String version, long size, byte[] bytes, boolean substituted) {
+  SampleHandle(int id, String path, String version, long size, boolean substituted) {
     this.id = id;
     this.path = path;
     this.version = version;
     this.size = size;
-    this.bytes = bytes;
     this.substituted = substituted;
+  }
+
+  @Override
+  public String path() {
+    return path;
+  }
+
+  @Override
+  public long size() {
+    return size;
   }
 
   /**
@@ -34,12 +43,6 @@ final class OpenFile {
    * tier off and admission declined, reading through the cache again would be a second GET.
    */
   volatile MissFetch pending;
-
-  /** The pid that last wrote to this control handle (0: none yet). */
-  volatile long writer;
-
-  /** A control handle's bytes not yet ending in a newline. */
-  final java.io.ByteArrayOutputStream partial = new java.io.ByteArrayOutputStream();
 
   private int blockIndex = -1;
   private byte[] block;
@@ -60,9 +63,5 @@ final class OpenFile {
 
   void setBytes(byte[] b) {
     bytes = b;
-  }
-
-  boolean isVirtual() {
-    return id < 0;
   }
 }

@@ -1,0 +1,195 @@
+package org.hintfs.fs.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.hintfs.fs.stream.ProcessTree;
+import org.hintfs.fs.stream.Stream;
+import org.hintfs.fs.stream.Streams;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * HintState without a mount: hints applied in order on the applier thread, importance per job,
+ * stream lifetimes, epochs, and what reaches the mount through {@link HintState.Effects}.
+ */
+class HintStateTest {
+  private static final int ENTRIES = 64;
+
+  /** Records what applying hints asked of the mount, and whether each ran under the lock. */
+  static final class Recording implements HintState.Effects {
+    final Object lock = new Object();
+    final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+    volatile int underLock;
+    volatile boolean inLock;
+
+    @Override
+    public void underPolicyLock(Runnable r) {
+      synchronized (lock) {
+        inLock = true;
+        try {
+          r.run();
+        } finally {
+          inLock = false;
+        }
+        underLock++;
+      }
+    }
+
+    @Override
+    public void switchPolicy(String name) {
+      calls.add("policy " + name);
+    }
+
+    @Override
+    public void trace(boolean on) {
+      calls.add("trace " + on);
+    }
+
+    @Override
+    public int[] cachedIds() {
+      return new int[0];
+    }
+
+    @Override
+    public void recordScores(boolean losses, int[] ids, float[] values) {
+      calls.add((losses ? "losses " : "scores ") + ids.length);
+    }
+
+    @Override
+    public void orderChanged(Stream s) {
+      calls.add("order " + s.id());
+    }
+
+    @Override
+    public void admin(Hint.Admin a) {
+      calls.add("admin " + a.verb());
+    }
+
+    @Override
+    public void epochStarted(int epoch) {
+      calls.add("epoch " + epoch);
+    }
+  }
+
+  /** Every process is alive and its own root: streams are named, not traced. */
+  private static final ProcessTree FLAT =
+      new ProcessTree() {
+        @Override
+        public long parent(long pid) {
+          return 1;
+        }
+
+        @Override
+        public boolean alive(long pid) {
+          return true;
+        }
+      };
+
+  private Streams streams;
+  private HintState state;
+  private Recording effects;
+
+  @BeforeEach
+  void setUp() {
+    streams = new Streams(FLAT, 16, 0);
+    state = new HintState(ENTRIES, streams);
+    effects = new Recording();
+    state.connect(effects);
+  }
+
+  private Stream job(String name) {
+    return streams.forWriter(100, name, 0, true);
+  }
+
+  private void apply(Stream writer, Hint h, String verb) {
+    state.accept(h, verb, writer);
+    assertThat(state.awaitApplied(5_000)).isTrue();
+  }
+
+  private static Hint scores(int[] ids, float... values) {
+    return new Hint.Scores(ids, values);
+  }
+
+  @Test
+  void twoJobsScores_thePoliciesSeeTheHighestAnyJobGave() {
+    Stream a = job("a");
+    Stream b = job("b");
+    apply(a, scores(new int[] {1, 2}, 1.0f, 5.0f), "importance");
+    var seen = state.context().importance();
+    assertThat(seen.score(1)).isEqualTo(1.0f); // one job: its scores are the policies' own
+    apply(b, scores(new int[] {1}, 3.0f), "importance");
+    assertThat(seen.score(1)).isEqualTo(3.0f);
+    assertThat(seen.score(2)).isEqualTo(5.0f); // a's score survives b's arrival
+    apply(a, scores(new int[] {1}, 4.0f), "importance");
+    assertThat(seen.score(1)).isEqualTo(4.0f);
+    apply(a, scores(new int[] {1}, 0.5f), "importance");
+    assertThat(seen.score(1)).isEqualTo(3.0f); // b's 3.0 is now the highest
+    assertThat(state.jobs()).containsExactly("a", "b");
+    // Every score change ran under the policy lock, and each was handed to the trace.
+    assertThat(effects.underLock).isEqualTo(4);
+    assertThat(effects.calls).containsExactly("scores 2", "scores 1", "scores 1", "scores 1");
+  }
+
+  @Test
+  void lossesBecomeRankScores_higherLossHigherScore() {
+    Stream a = job("a");
+    apply(a, new Hint.Losses(new int[] {3, 4, 5}, new float[] {0.1f, 2.0f, 0.7f}), "loss");
+    var imp = state.context().importance();
+    assertThat(imp.known(3) && imp.known(4) && imp.known(5)).isTrue();
+    assertThat(imp.score(4)).isGreaterThan(imp.score(5));
+    assertThat(imp.score(5)).isGreaterThan(imp.score(3));
+    assertThat(imp.known(6)).isFalse();
+  }
+
+  @Test
+  void linesApplyInTheOrderTheyArrived() {
+    Stream a = job("a");
+    state.accept(new Hint.Policy("lru"), "policy", a);
+    state.accept(new Hint.Trace(true), "trace", a);
+    state.accept(new Hint.Policy("shade"), "policy", null); // a writer with no stream
+    assertThat(state.awaitApplied(5_000)).isTrue();
+    assertThat(effects.calls).containsExactly("policy lru", "trace true", "policy shade");
+    assertThat(state.accepted.sum()).isEqualTo(3);
+    assertThat(state.acceptedByVerb()).containsEntry("policy", 2L).containsEntry("trace", 1L);
+  }
+
+  @Test
+  void aStreamThatEnded_steersNothingAnyMore() {
+    Stream a = job("a");
+    streams.end(a);
+    apply(a, scores(new int[] {7}, 9.0f), "importance");
+    apply(a, new Hint.Policy("lru"), "policy");
+    assertThat(state.context().importance().known(7)).isFalse();
+    assertThat(effects.calls).isEmpty();
+  }
+
+  @Test
+  void anExplicitOrder_isTheStreamsPrediction_andAppendsKeepThePosition() {
+    Stream a = job("a");
+    apply(a, new Hint.Order(new int[] {9, 8, 7}, false), "order");
+    assertThat(a.order().order()).containsExactly(9, 8, 7);
+    a.order().moveTo(2);
+    apply(a, new Hint.Order(new int[] {6, 5}, true), "order+");
+    assertThat(a.order().order()).containsExactly(9, 8, 7, 6, 5);
+    assertThat(a.order().position()).isEqualTo(2);
+    assertThat(a.recognition().hinted()).isTrue(); // an explicit order wins over recognition
+    assertThat(effects.calls).containsExactly("order " + a.id(), "order " + a.id());
+  }
+
+  @Test
+  void theFirstRankToAnnounceAnEpochStartsIt_theOthersChangeOnlyTheirOwnStream() {
+    Stream r0 = streams.forWriter(100, "ddp", 0, true);
+    Stream r1 = streams.forWriter(100, "ddp", 1, true);
+    apply(r0, new Hint.Epoch(0), "epoch");
+    apply(r1, new Hint.Epoch(0), "epoch");
+    apply(r0, new Hint.Epoch(1), "epoch");
+    apply(r1, new Hint.Epoch(1), "epoch");
+    assertThat(effects.calls).containsExactly("epoch 0", "epoch 1");
+    assertThat(state.epoch()).isEqualTo(1);
+    assertThat(r0.epoch()).isEqualTo(1);
+    assertThat(r1.epoch()).isEqualTo(1);
+  }
+}

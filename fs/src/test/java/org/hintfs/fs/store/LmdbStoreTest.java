@@ -1,0 +1,157 @@
+package org.hintfs.fs.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The disk tier on its own: a real LMDB environment in a temporary directory. */
+class LmdbStoreTest {
+  private static final long MAP = 64L << 20;
+
+  @TempDir Path dir;
+
+  private static byte[] random(int n, long seed) {
+    byte[] b = new byte[n];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  private static LmdbStore open(Path dir) throws Exception {
+    return new LmdbStore(dir, MAP, bytes -> {});
+  }
+
+  private static List<LmdbStore.Meta> metas(LmdbStore s) {
+    List<LmdbStore.Meta> out = new ArrayList<>();
+    s.scanMeta(out::add);
+    return out;
+  }
+
+  @Test
+  void aPutIsServedAtOnce_andAfterCommit_andAfterReopen() throws Exception {
+    byte[] payload = random(10_000, 1);
+    CacheKey key = CacheKey.of("cls/a.jpg", 0);
+    long vh = CacheKey.versionHash("etag:10000");
+    try (LmdbStore s = open(dir)) {
+      s.put(key, vh, payload, 0, "cls/a.jpg");
+      assertThat(s.get(key, vh, payload.length).payload()).isEqualTo(payload); // queued
+      s.flush();
+      assertThat(s.get(key, vh, payload.length).payload()).isEqualTo(payload); // committed
+    }
+    try (LmdbStore s = open(dir)) {
+      LmdbStore.Lookup l = s.get(key, vh, payload.length);
+      assertThat(l.hit()).isTrue();
+      assertThat(l.payload()).isEqualTo(payload);
+      assertThat(metas(s))
+          .singleElement()
+          .satisfies(
+              m -> {
+                assertThat(m.path()).isEqualTo("cls/a.jpg");
+                assertThat(m.block()).isZero();
+                assertThat(m.versionHash()).isEqualTo(vh);
+                assertThat(m.charge()).isEqualTo(StoredValue.charge(payload.length));
+              });
+    }
+  }
+
+  @Test
+  void anotherVersionOrLengthIsStale_notServed() throws Exception {
+    byte[] payload = random(3_000, 2);
+    CacheKey key = CacheKey.of("cls/b.jpg", 0);
+    long vh = CacheKey.versionHash("v1:3000");
+    try (LmdbStore s = open(dir)) {
+      s.put(key, vh, payload, 0, "cls/b.jpg");
+      // Both answers hold for a queued put and for a committed one.
+      for (int pass = 0; pass < 2; pass++) {
+        LmdbStore.Lookup other = s.get(key, CacheKey.versionHash("v2:3000"), payload.length);
+        assertThat(other.hit()).isFalse();
+        assertThat(other.check()).isEqualTo(StoredValue.Check.STALE);
+        assertThat(other.payload()).isNull();
+        assertThat(s.get(key, vh, payload.length + 1).hit()).isFalse();
+        s.flush();
+      }
+      assertThat(s.get(CacheKey.of("cls/none.jpg", 0), vh, 1).check()).isNull(); // a plain miss
+    }
+  }
+
+  @Test
+  void aDeleteHidesAtOnce_andIsGoneAfterReopen() throws Exception {
+    CacheKey key = CacheKey.of("c/x", 3);
+    long vh = CacheKey.versionHash("e:9");
+    try (LmdbStore s = open(dir)) {
+      s.put(key, vh, random(9, 3), 3, "c/x");
+      s.flush();
+      s.delete(key);
+      assertThat(s.get(key, vh, 9).hit()).isFalse();
+    }
+    try (LmdbStore s = open(dir)) {
+      assertThat(s.get(key, vh, 9).hit()).isFalse();
+      assertThat(metas(s)).isEmpty();
+    }
+  }
+
+  @Test
+  void aPayloadDamagedOnDisk_isCorrupt_neverServed() throws Exception {
+    byte[] payload = random(20_000, 4);
+    CacheKey key = CacheKey.of("cls/c.jpg", 0);
+    long vh = CacheKey.versionHash("e:20000");
+    try (LmdbStore s = open(dir)) {
+      s.put(key, vh, payload, 0, "cls/c.jpg");
+      s.flush();
+    }
+    // Flip one bit in the middle of the payload, where LMDB stored it in data.mdb.
+    Path file = dir.resolve("data.mdb");
+    byte[] all = Files.readAllBytes(file);
+    int at = indexOf(all, java.util.Arrays.copyOfRange(payload, 0, 64));
+    assertThat(at).isNotNegative();
+    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+      f.seek(at + 10_000);
+      int b = f.read();
+      f.seek(at + 10_000);
+      f.write(b ^ 0x10);
+    }
+    try (LmdbStore s = open(dir)) {
+      LmdbStore.Lookup l = s.get(key, vh, payload.length);
+      assertThat(l.hit()).isFalse();
+      assertThat(l.check()).isEqualTo(StoredValue.Check.CORRUPT);
+      assertThat(s.healthy()).isTrue(); // one bad entry is the entry's problem, not the store's
+    }
+  }
+
+  @Test
+  void aFullMapAsksForRoom_andGoesDownIfNoneIsMade_servingNothingAfter() throws Exception {
+    AtomicLong asked = new AtomicLong();
+    CacheKey first = CacheKey.of("f/0", 0);
+    long vh = CacheKey.versionHash("e");
+    try (LmdbStore s = new LmdbStore(dir, 1L << 20, asked::addAndGet)) {
+      for (int i = 0; i < 64; i++) {
+        s.put(CacheKey.of("f/" + i, 0), vh, random(64_000, i), 0, "f/" + i);
+      }
+      s.flush();
+      assertThat(asked.get()).isPositive(); // the cache was asked to evict
+      assertThat(s.healthy()).isFalse(); // it evicted nothing: the store gives up, with a reason
+      assertThat(s.downReason()).contains("full");
+      assertThat(s.get(first, vh, 64_000).hit()).isFalse(); // a down store is a miss, not an error
+    }
+  }
+
+  private static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (hay[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
+  }
+}
