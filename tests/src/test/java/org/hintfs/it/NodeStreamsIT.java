@@ -100,12 +100,26 @@ class NodeStreamsIT {
   void twoJobsWithDifferentSeedsAtOnce_bothKeepTheirPrediction() throws Exception {
     CompletableFuture<JsonNode> a = CompletableFuture.supplyAsync(() -> quietly("1"));
     CompletableFuture<JsonNode> b = CompletableFuture.supplyAsync(() -> quietly("2"));
-    for (JsonNode n : List.of(a.get(), b.get())) {
+    List<JsonNode> jobs = List.of(a.get(), b.get());
+    for (int j = 0; j < 2; j++) {
+      JsonNode n = jobs.get(j);
       JsonNode r = n.path("ranks").get(0);
+      // Each job's stream kept its own seed, and every open of it followed that prediction: the
+      // other job's hints took nothing from it.
+      JsonNode stream = r.path("stream");
+      assertThat(stream.path("job").asText()).startsWith("pid:");
+      assertThat(stream.path("seed").asLong()).as(n.toString()).isEqualTo(j + 1);
+      assertThat(stream.path("off_order_opens").asLong()).as(n.toString()).isZero();
+      // Both read the whole dataset through a cache of half of it, in different orders, so what
+      // is local is what the prediction fetched ahead of each reader (with no prediction, about
+      // half). On a loaded 2-core CI run one epoch of one job once fell to 0.76, the prefetch
+      // threads short of CPU, not of prediction: >= 0.9 over both epochs, >= 0.7 in each.
+      double sum = 0;
       for (JsonNode local : r.path("local")) {
-        assertThat(local.asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.90);
+        assertThat(local.asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.70);
+        sum += local.asDouble();
       }
-      assertThat(r.path("stream").path("job").asText()).startsWith("pid:");
+      assertThat(sum / r.path("local").size()).as(n.toString()).isGreaterThanOrEqualTo(0.90);
     }
     JsonNode st = stats();
     assertThat(st.path("prediction").path("stale_drops").asLong()).isZero();

@@ -61,6 +61,28 @@ class OrderDetectorTest {
   }
 
   @Test
+  void stoppingEarly_findsWhatTheWholeSearchFinds() {
+    int n = 3200;
+    java.util.Random rnd = new java.util.Random(7);
+    for (int t = 0; t < 12; t++) {
+      int seed = t % 3 == 0 ? 42 : rnd.nextInt(101);
+      int epoch = rnd.nextInt(21);
+      int world = 1 + rnd.nextInt(8);
+      int rank = rnd.nextInt(world);
+      int[] order = TorchSamplers.distributed(n, world, rank, true, seed, epoch, false);
+      int[] opens = firstOpens(order, 128, 2, 16, t);
+      OrderDetector.Match early = OrderDetector.detect(n, opens, OPTIONS, true);
+      OrderDetector.Match whole = OrderDetector.detect(n, opens, OPTIONS, false);
+      assertThat(early)
+          .as("seed %d epoch %d world %d rank %d", seed, epoch, world, rank)
+          .isEqualTo(whole);
+      assertThat(early.generatorSeed()).isEqualTo(seed + epoch);
+      assertThat(early.world()).isEqualTo(world);
+      assertThat(early.rank()).isEqualTo(rank);
+    }
+  }
+
+  @Test
   void recognisesASeededDataLoaderShuffle() {
     int n = 5000;
     int[] order = TorchSamplers.dataLoaderShuffle(n, 2024, 1, false)[0];
@@ -68,6 +90,22 @@ class OrderDetectorTest {
     assertThat(m).isNotNull();
     assertThat(m.sampler()).isEqualTo("random");
     assertThat(m.generatorSeed()).isEqualTo(2024);
+  }
+
+  @Test
+  void manyWorkersWithLargeBatches_areRecognised() {
+    // An ImageNet-size job: 8 workers x batch 256 ask for 2 batches each at once, so the first
+    // opens spread over a rank's first 4,096 positions, not its first 1,024.
+    int n = 1_281_167;
+    for (int[] c : new int[][] {{42, 2, 4, 1}, {0, 0, 1, 0}, {3407, 1, 8, 6}}) {
+      int[] order = TorchSamplers.distributed(n, c[2], c[3], true, c[0], c[1], false);
+      int[] opens = firstOpens(order, 128, 8, 256, c[3]);
+      OrderDetector.Match m = OrderDetector.detect(n, opens, OPTIONS);
+      assertThat(m).as("seed %d epoch %d world %d rank %d", c[0], c[1], c[2], c[3]).isNotNull();
+      assertThat(m.generatorSeed()).isEqualTo(c[0] + c[1]);
+      assertThat(m.world()).isEqualTo(c[2]);
+      assertThat(m.rank()).isEqualTo(c[3]);
+    }
   }
 
   @Test
