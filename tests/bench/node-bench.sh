@@ -15,12 +15,15 @@
 # read it at local speed), so the directory rows are hintfs only. The RAM tier is off, so the 50%
 # disk cache is all hintfs holds. Node images/s per epoch (all ranks' images over the slowest rank's
 # time) and, for hintfs, the share of opens served locally after each rank's first batches.
+# RUNS restricts the rows (default all: s3-hints s3-detect s3-nodetect s3fs rclone dir-hints
+# dir-detect dir-nodetect); WORLDS the world sizes; HINTFS_JAR the build (an A/B of two builds).
 # Usage: tests/bench/node-bench.sh [WORKDIR] (root; after mvn package; needs s3fs and rclone)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-nodebench}
 epochs=${EPOCHS:-3}
 worlds=${WORLDS:-1 2 4}
+runs=" ${RUNS:-s3-hints s3-detect s3-nodetect s3fs rclone dir-hints dir-detect dir-nodetect} "
 check="$root/tests/src/test/python/ranks_check.py"
 make_dataset "$work/src"
 mkdir -p "$work/mnt"
@@ -67,13 +70,16 @@ PY
 
 echo "| run | world | epoch 0 images/s | epoch 1 | epoch 2 | local opens per epoch (worst rank) |"
 echo "| --- | --- | --- | --- | --- | --- |"
+# maybe RUN LABEL FS SOURCE WORLD MODE: the row, if RUN is among $runs.
+maybe() { if [[ $runs == *" $1 "* ]]; then row "$2" "$(job "$3" "$4" "$5" "$6")"; fi; }
+
 for w in $worlds; do
-  row "S3 10 ms: hintfs, hints" "$(job hintfs s3 "$w" hints)"
-  row "S3 10 ms: hintfs, no hints (recognised)" "$(job hintfs s3 "$w" detect)"
-  row "S3 10 ms: hintfs, no hints, --no-detect-order" "$(job hintfs s3 "$w" nodetect)"
-  row "S3 10 ms: s3fs (cache unbounded)" "$(job s3fs s3 "$w" plain)"
-  row "S3 10 ms: rclone (cache 50%)" "$(job rclone s3 "$w" plain)"
-  row "dir 10 ms: hintfs, hints" "$(job hintfs dir "$w" hints)"
-  row "dir 10 ms: hintfs, no hints (recognised)" "$(job hintfs dir "$w" detect)"
-  row "dir 10 ms: hintfs, no hints, --no-detect-order" "$(job hintfs dir "$w" nodetect)"
+  maybe s3-hints "S3 10 ms: hintfs, hints" hintfs s3 "$w" hints
+  maybe s3-detect "S3 10 ms: hintfs, no hints (recognised)" hintfs s3 "$w" detect
+  maybe s3-nodetect "S3 10 ms: hintfs, no hints, --no-detect-order" hintfs s3 "$w" nodetect
+  maybe s3fs "S3 10 ms: s3fs (cache unbounded)" s3fs s3 "$w" plain
+  maybe rclone "S3 10 ms: rclone (cache 50%)" rclone s3 "$w" plain
+  maybe dir-hints "dir 10 ms: hintfs, hints" hintfs dir "$w" hints
+  maybe dir-detect "dir 10 ms: hintfs, no hints (recognised)" hintfs dir "$w" detect
+  maybe dir-nodetect "dir 10 ms: hintfs, no hints, --no-detect-order" hintfs dir "$w" nodetect
 done
