@@ -201,9 +201,16 @@ class NodeStreamsIT {
       assertThat(d.path("rank").asInt()).isEqualTo(r.path("rank").asInt());
       assertThat(d.path("generator_seed").asLong()).isBetween(42L, 43L);
     }
-    // How much of each rank's epoch 1 is local is left unchecked here: with 4 ranks, 8 workers,
-    // the daemon and the search on 2 cores it ranged from 0.45 to 1.0 per rank in CI (issue 16's
-    // open benchmark goal); world 2 is held to 0.9 above.
+    // Epoch 1, after the detection reads of epoch 0: the node's ranks together >= 90% local, each
+    // >= 75%. With 4 ranks, 8 workers, the daemon and the searches on 2 cores, one rank of three
+    // local runs was at 0.84 (the others 0.97-1.0); before the search stopped early, 0.45-1.0.
+    double sum = 0;
+    for (JsonNode r : n.path("ranks")) {
+      double e1 = r.path("local").get(1).asDouble();
+      assertThat(e1).as(n.toString()).isGreaterThanOrEqualTo(0.75);
+      sum += e1;
+    }
+    assertThat(sum / n.path("ranks").size()).as(n.toString()).isGreaterThanOrEqualTo(0.90);
   }
 
   @Test
