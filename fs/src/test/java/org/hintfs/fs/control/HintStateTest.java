@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import org.hintfs.fs.stream.ProcessTree;
 import org.hintfs.fs.stream.Stream;
 import org.hintfs.fs.stream.Streams;
+import org.hintfs.fs.stream.TestTrees;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -74,27 +74,13 @@ class HintStateTest {
     }
   }
 
-  /** Every process is alive and its own root: streams are named, not traced. */
-  private static final ProcessTree FLAT =
-      new ProcessTree() {
-        @Override
-        public long parent(long pid) {
-          return 1;
-        }
-
-        @Override
-        public boolean alive(long pid) {
-          return true;
-        }
-      };
-
   private Streams streams;
   private HintState state;
   private Recording effects;
 
   @BeforeEach
   void setUp() {
-    streams = new Streams(FLAT, 16, 0);
+    streams = new Streams(TestTrees.ALL_ALIVE, 16, 0);
     state = new HintState(ENTRIES, streams);
     effects = new Recording();
     state.connect(effects);

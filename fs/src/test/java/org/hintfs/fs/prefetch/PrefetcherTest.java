@@ -10,24 +10,14 @@ import java.util.stream.IntStream;
 import org.hintfs.fs.stream.ProcessTree;
 import org.hintfs.fs.stream.Stream;
 import org.hintfs.fs.stream.Streams;
+import org.hintfs.fs.stream.TestTrees;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The prefetcher over several streams, with a fetch that only records what it was asked. */
 class PrefetcherTest {
-  static final ProcessTree ALL_ALIVE =
-      new ProcessTree() {
-        @Override
-        public long parent(long pid) {
-          return 1;
-        }
-
-        @Override
-        public boolean alive(long pid) {
-          return true;
-        }
-      };
+  static final ProcessTree ALL_ALIVE = TestTrees.ALL_ALIVE;
 
   Streams streams;
   Set<Integer> cached;
