@@ -127,7 +127,8 @@ def rank_main(a):
         s1 = my_stream(st)
         out.setdefault("streams_seen", []).append(len(st["streams"]))
         out["stream"] = {k: s1.get(k) for k in ("rank", "world", "seed", "adopted", "job",
-                                                "prediction", "detection", "off_order_opens")}
+                                                "prediction", "detection", "off_order_opens",
+                                                "misses_prefetch_late", "prefetched", "opens", "hits")}
         if s0 is not None and s1["opens"] > s0["opens"]:
             out["local"].append((s1["hits"] - s0["hits"]) / (s1["opens"] - s0["opens"]))
     with open(os.path.join(a.sync, "rank%d.json" % rank), "w") as f:

@@ -372,7 +372,7 @@ public final class HintState {
         System.arraycopy(o.ids(), 0, ids, before.length, o.ids().length);
         int pos = st.order().position();
         st.predict(null, ids, entries);
-        st.order().moveTo(pos);
+        st.order().startAt(pos);
       } else {
         st.predict(null, ids, entries);
       }

@@ -48,7 +48,7 @@ final class Predictions {
     for (int p = 0; p < carried; p++) {
       st.order().markRead(p);
     }
-    st.order().moveTo(carried);
+    st.order().startAt(carried);
     // What set_epoch(epoch + 1) will read first: the prefetcher carries on into it. A recognised
     // script seen not to call set_epoch reads the same order again.
     int step =

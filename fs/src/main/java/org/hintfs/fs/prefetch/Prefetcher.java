@@ -98,10 +98,15 @@ public final class Prefetcher implements AutoCloseable {
     if (p < 0 && catchUp) {
       p = s.order().occurrenceFrom(id, pos); // a late recognition: this open places the reader
     }
+    // The reader read on while the search ran: the time map starts where this open places it, not
+    // as if the opens before it were still to come.
+    boolean placed = catchUp && p >= pos;
     boolean expected = p >= 0;
     if (expected) {
       s.order().markRead(p);
-      if (p >= pos) {
+      if (placed) {
+        s.order().startAt(p + 1);
+      } else if (p >= pos) {
         s.order().moveTo(p + 1);
       }
     } else {
@@ -122,7 +127,7 @@ public final class Prefetcher implements AutoCloseable {
       s.order().clear();
       return false;
     }
-    return s.order().reanchorIfDrifted(s.pace());
+    return s.order().reanchorIfDrifted(s.pace()) || placed;
   }
 
   /** Fetches what the streams' windows now lack (after an open). */

@@ -147,9 +147,23 @@ public final class PredictedOrder {
     return position;
   }
 
-  /** Moves the reader to position {@code p}. */
+  /** Moves the reader to position {@code p} (as it reads on: the time map stays). */
   public void moveTo(int p) {
     position = p;
+  }
+
+  /**
+   * Places the reader at position {@code p} now, and draws the time map from there: for a jump that
+   * no reading took time for (a new order whose first positions were read before it was set, a
+   * recognition that lands after its reader read on). With {@link #moveTo} the map would put the
+   * reader {@code p} opens in the future, and its files would look needed later than every other
+   * stream's: the first to be evicted. Keys computed with the old map are stale: the caller
+   * re-keys.
+   */
+  public synchronized void startAt(int p) {
+    position = p;
+    anchorPosition = p;
+    anchorNs = Streams.nowNs();
   }
 
   /** The first position of an id in the order, or -1. */

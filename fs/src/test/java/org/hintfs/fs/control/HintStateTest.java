@@ -166,6 +166,21 @@ class HintStateTest {
   }
 
   @Test
+  void anAppendedOrder_keepsTheReaderWhereItIs_inTimeToo() {
+    // 600 opens, the reader at 500 when `order+` arrives: its next file is needed now, not 500
+    // opens from now. Eviction compares streams by these times: a map that put this reader 500
+    // opens in the future would make its files the first to go.
+    Stream a = job("a");
+    int[] ids = java.util.stream.IntStream.range(0, 600).map(i -> i % ENTRIES).toArray();
+    apply(a, new Hint.Order(ids, false), "order");
+    a.order().moveTo(500);
+    apply(a, new Hint.Order(new int[] {1, 2}, true), "order+");
+    assertThat(a.order().position()).isEqualTo(500);
+    long late = a.order().timeAt(500) - org.hintfs.fs.stream.Streams.nowNs();
+    assertThat(late).isLessThan(50_000_000L); // the default pace is 1 ms per open: 500 ms before
+  }
+
+  @Test
   void theFirstRankToAnnounceAnEpochStartsIt_theOthersChangeOnlyTheirOwnStream() {
     Stream r0 = streams.forWriter(100, "ddp", 0, true);
     Stream r1 = streams.forWriter(100, "ddp", 1, true);
