@@ -59,7 +59,6 @@ public final class S3Source implements DatasetSource {
   private final String endpoint;
   private final MinioClient client;
   private final OkHttpClient http;
-  private final Duration retryTime;
   private final S3Errors errors;
   private final S3Retries retries;
   private final S3Listing listing;
@@ -82,7 +81,6 @@ public final class S3Source implements DatasetSource {
     this.endpoint = endpoint;
     this.client = client;
     this.http = http;
-    this.retryTime = retryTime;
     this.errors = new S3Errors(bucket, endpoint, describe());
     this.retries = new S3Retries(errors, retryTime);
     this.listing = new S3Listing(client, bucket, prefix, describe(), retries);
