@@ -83,6 +83,7 @@ final class StatsReport {
             .mapToLong(x -> x.order().order() == null ? 0 : x.order().order().length)
             .sum());
     pred.put("window", pf.window());
+    pred.put("window_per_stream", pf.windowPerStream());
     pred.put("files_in_flight", pf.filesInFlight());
     pred.put("bytes_in_flight", pf.bytesInFlight());
     pred.put("prefetched", pf.prefetched.sum());
@@ -131,7 +132,7 @@ final class StatsReport {
       e.put("known", o.known());
       e.put("position", o.position());
       e.put("length", o.order() == null ? 0 : o.order().length);
-      e.put("window", pf.window());
+      e.put("window", pf.windowPerStream());
       e.put("files_in_flight", pf.filesInFlight(st));
       e.put("opens", st.opens.sum());
       e.put("hits", st.hits.sum());

@@ -40,7 +40,8 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
               } catch (IOException | RuntimeException e) {
                 errors.record("prefetch", catalog.path(id), e);
               }
-            }),
+            },
+            () -> cache.index().capacityBytes() / Math.max(1, meanFileBytes(catalog))),
         new OwedPrefetch(
             cache,
             catalog::size,
@@ -53,6 +54,11 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
             (path, e) -> errors.record("prefetch", path, e),
             config.cacheDir(),
             ADMIN_PREFETCH_THREADS));
+  }
+
+  /** The mean size of the catalog's files. */
+  private static long meanFileBytes(Catalog catalog) {
+    return catalog.totalBytes() / Math.max(1, catalog.fileCount());
   }
 
   @Override

@@ -76,15 +76,13 @@ class NodeStreamsIT {
     assertThat(n.path("ranks")).hasSize(4);
     for (JsonNode r : n.path("ranks")) {
       // Every rank, after the 4 batches its 2 workers ask for at once (before anything can be
-      // prefetched): >= 95% of its opens local over both epochs, >= 90% in each. One CI run had
-      // one rank's epoch at 0.93 (the other at 1.0): prefetch threads short of CPU for a moment.
+      // prefetched): >= 95% of its opens local in each epoch. Four windows of 256 once filled
+      // 64% of this cache and evicted each other's files (one CI run had a rank's epoch at
+      // 0.93); the windows now share half the cache, and 5 runs gave 1.0 for every rank.
       assertThat(r.path("local")).as(n.toString()).hasSize(2);
-      double sum = 0;
       for (JsonNode local : r.path("local")) {
-        assertThat(local.asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.90);
-        sum += local.asDouble();
+        assertThat(local.asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.95);
       }
-      assertThat(sum / 2).as(n.toString()).isGreaterThanOrEqualTo(0.95);
       // The mount knew this process as rank r of 4, by its own hints, and found its workers.
       JsonNode st = r.path("stream");
       assertThat(st.path("rank").asInt()).as(r.toString()).isEqualTo(r.path("rank").asInt());
@@ -201,16 +199,12 @@ class NodeStreamsIT {
       assertThat(d.path("rank").asInt()).isEqualTo(r.path("rank").asInt());
       assertThat(d.path("generator_seed").asLong()).isBetween(42L, 43L);
     }
-    // Epoch 1, after the detection reads of epoch 0: the node's ranks together >= 90% local, each
-    // >= 75%. With 4 ranks, 8 workers, the daemon and the searches on 2 cores, one rank of three
-    // local runs was at 0.84 (the others 0.97-1.0); before the search stopped early, 0.45-1.0.
-    double sum = 0;
+    // Epoch 1, after the detection reads of epoch 0: each rank >= 90% local. Before the windows
+    // shared half the cache, one rank of three local runs was at 0.84; since, 5 runs gave
+    // 0.99-1.0 for every rank (and 0.85-0.92 in epoch 0, the detection reads included).
     for (JsonNode r : n.path("ranks")) {
-      double e1 = r.path("local").get(1).asDouble();
-      assertThat(e1).as(n.toString()).isGreaterThanOrEqualTo(0.75);
-      sum += e1;
+      assertThat(r.path("local").get(1).asDouble()).as(n.toString()).isGreaterThanOrEqualTo(0.90);
     }
-    assertThat(sum / n.path("ranks").size()).as(n.toString()).isGreaterThanOrEqualTo(0.90);
   }
 
   @Test

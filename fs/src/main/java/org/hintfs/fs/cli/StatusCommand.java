@@ -190,7 +190,7 @@ final class StatusCommand implements Callable<Integer> {
                 + " of "
                 + p.path("length").asLong()
                 + ", window "
-                + p.path("window").asLong()
+                + p.path("window_per_stream").asLong(p.path("window").asLong())
                 + ", "
                 + p.path("files_in_flight").asLong()
                 + " files ("

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntConsumer;
 import java.util.function.IntPredicate;
 import java.util.function.IntToLongFunction;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.stream.PredictedOrder;
@@ -25,11 +26,14 @@ import org.hintfs.fs.stream.Streams;
  *
  * <p>Window and budget: each stream may have up to {@code window} files ahead of its position
  * fetched or in flight; all streams share {@code windowBytes} of fetches in flight and the fetch
- * threads. When the budget has room, the next fetch goes to the stream whose next unfetched file is
- * soonest in time (its distance from the reader at that stream's pace): the reader closest to the
- * end of what is local is served first. Scheduling runs on every attributed open and whenever a
- * fetch completes. Near the end of an epoch the window runs on into the next epoch's head, when the
- * stream's seed makes it known.
+ * threads. The windows of all streams with an order together take at most {@link #CACHE_SHARE} of
+ * the cache ({@link #windowPerStream}): a window's files must stay cached until their reader gets
+ * there, and windows that fill the cache evict each other's files before they are read (world 4
+ * with a cache of half the dataset lost a quarter of its opens so). When the budget has room, the
+ * next fetch goes to the stream whose next unfetched file is soonest in time (its distance from the
+ * reader at that stream's pace): the reader closest to the end of what is local is served first.
+ * Scheduling runs on every attributed open and whenever a fetch completes. Near the end of an epoch
+ * the window runs on into the next epoch's head, when the stream's seed makes it known.
  *
  * <p>A stream that ends (its owner exited) has its queued fetches skipped.
  */
@@ -40,6 +44,7 @@ public final class Prefetcher implements AutoCloseable {
   private final IntPredicate isCached;
   private final IntToLongFunction sizeOf;
   private final IntConsumer fetch;
+  private final LongSupplier cacheFiles;
   private final ExecutorService pool;
   private final ConcurrentHashMap<Integer, Stream> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong bytesInFlight = new AtomicLong();
@@ -48,9 +53,16 @@ public final class Prefetcher implements AutoCloseable {
   public final LongAdder staleDrops = new LongAdder();
   public final LongAdder cancelled = new LongAdder();
 
+  /** The share of the cache that all streams' windows together may fill. */
+  public static final double CACHE_SHARE = 0.5;
+
+  /** The smallest window a crowded cache cuts a stream's to. */
+  public static final int MIN_WINDOW = 8;
+
   /**
    * @param streams the live streams, oldest first
    * @param fetch fetches one id through the cache (blocking)
+   * @param cacheFiles how many files of the dataset's mean size the cache holds (0: no limit)
    */
   public Prefetcher(
       Supplier<Stream[]> streams,
@@ -59,8 +71,10 @@ public final class Prefetcher implements AutoCloseable {
       int threads,
       IntPredicate isCached,
       IntToLongFunction sizeOf,
-      IntConsumer fetch) {
+      IntConsumer fetch,
+      LongSupplier cacheFiles) {
     this.streams = streams;
+    this.cacheFiles = cacheFiles;
     this.window = window;
     this.windowBytes = windowBytes;
     this.isCached = isCached;
@@ -144,6 +158,7 @@ public final class Prefetcher implements AutoCloseable {
   /** Schedules fetches while the byte budget has room, soonest-needed stream first. */
   private void schedule() {
     Stream[] ss = streams.get();
+    int perStream = windowPerStream();
     while (bytesInFlight.get() < windowBytes) {
       Stream best = null;
       double bestLead = Double.MAX_VALUE;
@@ -155,7 +170,7 @@ public final class Prefetcher implements AutoCloseable {
         PredictedOrder po = s.order();
         int pos = po.position();
         int i = Math.max(pos, s.scheduledUpTo);
-        int limit = Math.min(po.extent(), pos + window);
+        int limit = Math.min(po.extent(), pos + perStream);
         int next = -1;
         while (i < limit
             && (next = po.at(i)) >= 0
@@ -225,6 +240,28 @@ public final class Prefetcher implements AutoCloseable {
 
   public int window() {
     return window;
+  }
+
+  /**
+   * The window each of {@code streams} streams gets: {@link #window}, cut so that all of them
+   * together fill at most {@link #CACHE_SHARE} of the cache, and never below {@link #MIN_WINDOW}.
+   */
+  public int windowPerStream(int streams) {
+    long files = cacheFiles.getAsLong();
+    if (files <= 0 || streams <= 0) {
+      return window;
+    }
+    long fit = (long) (files * CACHE_SHARE / streams);
+    return (int) Math.min(window, Math.max(MIN_WINDOW, fit));
+  }
+
+  /** {@link #windowPerStream} for the streams that have an order now. */
+  public int windowPerStream() {
+    int ordered = 0;
+    for (Stream s : streams.get()) {
+      ordered += s.order().known() && !s.ended() ? 1 : 0;
+    }
+    return windowPerStream(ordered);
   }
 
   @Override

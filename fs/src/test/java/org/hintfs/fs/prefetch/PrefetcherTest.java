@@ -23,6 +23,7 @@ class PrefetcherTest {
   Set<Integer> cached;
   List<Integer> fetched;
   Prefetcher prefetcher;
+  volatile long cacheFiles; // 0: no limit
 
   @BeforeEach
   void setUp() {
@@ -40,7 +41,8 @@ class PrefetcherTest {
             id -> { // as a real cache: a fetched file is then cached
               fetched.add(id);
               cached.add(id);
-            });
+            },
+            () -> cacheFiles);
   }
 
   @AfterEach
@@ -118,5 +120,48 @@ class PrefetcherTest {
     prefetcher.reset(a);
     settle();
     assertThat(fetched).isEmpty();
+  }
+
+  @Test
+  void windowsThatWouldCrowdTheCache_shareHalfOfIt() throws Exception {
+    prefetcher.close();
+    prefetcher =
+        new Prefetcher(
+            streams::active,
+            64,
+            1 << 30,
+            1,
+            cached::contains,
+            id -> 100,
+            id -> {
+              fetched.add(id);
+              cached.add(id);
+            },
+            () -> cacheFiles);
+    cacheFiles = 200; // half of it is 100 files: 50 each for two streams, 25 each for four
+    Stream[] ss = new Stream[4];
+    for (int k = 0; k < 4; k++) {
+      ss[k] = streams.forWriter(10 + k, null, 0, true);
+    }
+    ss[0].predict(null, range(0, 1000), 4000);
+    ss[1].predict(null, range(1000, 2000), 4000);
+    prefetcher.reset(ss[0]);
+    settle();
+    assertThat(prefetcher.windowPerStream()).isEqualTo(50);
+    assertThat(fetched).hasSize(100).allMatch(id -> id % 1000 < 50);
+    // Two more readers: every window is cut to 25; the first two keep what they have.
+    ss[2].predict(null, range(2000, 3000), 4000);
+    ss[3].predict(null, range(3000, 4000), 4000);
+    fetched.clear();
+    prefetcher.reset(ss[2]);
+    settle();
+    assertThat(prefetcher.windowPerStream()).isEqualTo(25);
+    assertThat(fetched).hasSize(50).allMatch(id -> id >= 2000 && id % 1000 < 25);
+    // A cache that holds everything: the configured window.
+    cacheFiles = 0;
+    assertThat(prefetcher.windowPerStream()).isEqualTo(64);
+    // A tiny one: never below the minimum.
+    cacheFiles = 10;
+    assertThat(prefetcher.windowPerStream()).isEqualTo(Prefetcher.MIN_WINDOW);
   }
 }
