@@ -350,6 +350,9 @@ public final class HintState {
       st.setEpoch(d.epoch());
       predictions.predict(
           st, viewFor(st), d.spec(), d.epoch(), d.micros() < 0 ? st.order().order() : null);
+      if (d.micros() >= 0) {
+        st.markOpenedBeforeOrderRead();
+      }
       log.info(
           "stream {}: {} order, generator seed {} + epoch {}, world {} rank {}",
           st.id(),

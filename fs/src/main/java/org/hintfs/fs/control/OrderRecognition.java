@@ -52,6 +52,7 @@ public final class OrderRecognition {
         || st.recognition().failedSearches() >= DETECT_ATTEMPTS) {
       return;
     }
+    st.recognition().noteOpen(id);
     int s = st.sampleOf(id);
     if (s < 0) {
       return;

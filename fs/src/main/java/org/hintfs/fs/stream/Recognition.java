@@ -1,5 +1,6 @@
 package org.hintfs.fs.stream;
 
+import java.util.Arrays;
 import org.hintfs.policy.sampler.OrderDetector;
 
 /**
@@ -57,6 +58,34 @@ public final class Recognition {
   }
 
   private boolean searching;
+
+  /** How many of the opens before a recognition {@link #noteOpen} keeps: the latest ones. */
+  public static final int OPENS_KEPT = 4096;
+
+  private int[] opened;
+  private long openedCount;
+
+  /**
+   * Notes a file (catalog id) the stream opened while it had no order, to be marked read once one
+   * is recognised ({@link Stream#markOpenedBeforeOrderRead}).
+   */
+  public synchronized void noteOpen(int id) {
+    if (opened == null) {
+      opened = new int[OPENS_KEPT];
+    }
+    opened[(int) (openedCount++ % OPENS_KEPT)] = id;
+  }
+
+  /** The files {@link #noteOpen} kept (the latest {@link #OPENS_KEPT}), and forgets them. */
+  public synchronized int[] takeOpened() {
+    if (opened == null) {
+      return new int[0];
+    }
+    int[] out = Arrays.copyOf(opened, (int) Math.min(openedCount, OPENS_KEPT));
+    opened = null;
+    openedCount = 0;
+    return out;
+  }
 
   /** The search of the opens {@link #observe} handed out has finished. */
   public synchronized void searchDone() {

@@ -98,6 +98,17 @@ public final class Stream {
     sampleOfNode = v.sampleOfNode(entries);
   }
 
+  /**
+   * Marks read, in a just recognised order, what the reader opened before it was known ({@link
+   * Recognition#noteOpen}): else those just behind the reader's position would look like a slow
+   * DataLoader worker's files still to come, needed now, and hold the cache from the window's.
+   */
+  public void markOpenedBeforeOrderRead() {
+    for (int id : recognition.takeOpened()) {
+      order.markRead(order.positionOf(id));
+    }
+  }
+
   /** True the first time it is asked to move on from the order in force (one advance each). */
   public boolean claimAdvance() {
     int g = generation;

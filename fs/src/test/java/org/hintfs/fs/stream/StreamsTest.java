@@ -200,4 +200,28 @@ class StreamsTest {
         .isInstanceOf(Streams.TooManyStreamsException.class)
         .hasMessageContaining("too many streams");
   }
+
+  @Test
+  void whatARecognisedReaderOpenedBeforeItsOrder_isReadInIt_notNeededNow() {
+    Stream a = streams.forWriter(200, null, 0, true);
+    int[] order = range(0, 1000);
+    // The reader opened 0..129 while it had no order; its DataLoader's slower worker has not yet
+    // opened 130..139, and the furthest open is 149 when the recognised order arrives.
+    for (int id = 0; id < 130; id++) {
+      a.recognition().noteOpen(id);
+    }
+    a.predict(null, order, 1000);
+    a.setBehind(256, 64);
+    a.markOpenedBeforeOrderRead();
+    a.order().startAt(150);
+    long now = a.order().timeAt(150);
+    // Opened before the order: read, not needed again this epoch.
+    assertThat(a.order().nextUse(5)).isEqualTo(NextUse.NEVER);
+    assertThat(a.order().nextUse(129)).isEqualTo(NextUse.NEVER);
+    // Just behind the reader and never opened: a slower worker's file, needed now.
+    assertThat(a.order().nextUse(135)).isEqualTo(now);
+    assertThat(a.order().nextUse(200)).isGreaterThan(now);
+    // Taken once: a later recognition starts afresh.
+    assertThat(a.recognition().takeOpened()).isEmpty();
+  }
 }
