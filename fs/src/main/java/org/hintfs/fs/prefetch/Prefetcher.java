@@ -247,8 +247,11 @@ public final class Prefetcher implements AutoCloseable {
    * together fill at most {@link #CACHE_SHARE} of the cache, and never below {@link #MIN_WINDOW}.
    */
   public int windowPerStream(int streams) {
+    if (streams <= 0) {
+      return window; // no order to fetch ahead of (and no call into the cache on a plain read)
+    }
     long files = cacheFiles.getAsLong();
-    if (files <= 0 || streams <= 0) {
+    if (files <= 0) {
       return window;
     }
     long fit = (long) (files * CACHE_SHARE / streams);

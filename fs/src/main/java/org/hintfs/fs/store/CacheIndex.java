@@ -45,6 +45,7 @@ public final class CacheIndex {
   private final Map<Integer, BitSet> blocksOf = new HashMap<>();
   private final Residency residency;
   private volatile Listener listener = NO_LISTENER;
+  private volatile long capacityNow; // residency's capacity, readable without the lock
 
   CacheIndex(
       Catalog catalog,
@@ -57,6 +58,7 @@ public final class CacheIndex {
     this.units = units;
     this.store = store;
     this.stats = stats;
+    this.capacityNow = capacity;
     this.residency =
         new Residency(
             catalog.entryCount(),
@@ -241,6 +243,7 @@ public final class CacheIndex {
         residency.capacity(),
         lowered);
     residency.setCapacity(lowered);
+    capacityNow = lowered;
   }
 
   /** Sets the listener told of files entering and leaving the cache. */
@@ -289,9 +292,12 @@ public final class CacheIndex {
     return residency.used();
   }
 
-  /** The capacity in force (it can be lowered at run time, see {@link #onMapFull}). */
-  public synchronized long capacityBytes() {
-    return residency.capacity();
+  /**
+   * The capacity in force (it can be lowered at run time, see {@link #onMapFull}); without the
+   * lock: the prefetcher asks on every open.
+   */
+  public long capacityBytes() {
+    return capacityNow;
   }
 
   /** Number of files with at least one unit cached. */
