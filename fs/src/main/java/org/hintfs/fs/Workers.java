@@ -41,7 +41,7 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
                 errors.record("prefetch", catalog.path(id), e);
               }
             },
-            () -> cache.index().capacityBytes() / Math.max(1, meanFileBytes(catalog))),
+            cacheFiles(cache, catalog)),
         new OwedPrefetch(
             cache,
             catalog::size,
@@ -56,9 +56,10 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
             ADMIN_PREFETCH_THREADS));
   }
 
-  /** The mean size of the catalog's files. */
-  private static long meanFileBytes(Catalog catalog) {
-    return catalog.totalBytes() / Math.max(1, catalog.fileCount());
+  /** How many files of the catalog's mean size the cache holds now (its capacity can drop). */
+  private static java.util.function.LongSupplier cacheFiles(TieredCache cache, Catalog catalog) {
+    long mean = Math.max(1, catalog.totalBytes() / Math.max(1, catalog.fileCount()));
+    return () -> cache.index().capacityBytes() / mean;
   }
 
   @Override
