@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * client sends (an HTTP request, for a GET) is held {@code delayMillis} before it is forwarded.
  *
  * <p>It also measures concurrency independently of hintfs: a connection has a request in flight
- * from the moment its request is forwarded until the first bytes of the answer come back, and
- * {@link #maxInFlight()} is the most that were at once.
+ * from the moment its request arrives (before the delay) until the first bytes of the answer come
+ * back, and {@link #maxInFlight()} is the most that were at once.
  */
 public final class DelayProxy implements AutoCloseable {
   private final ServerSocket server;
@@ -151,10 +151,10 @@ public final class DelayProxy implements AutoCloseable {
       OutputStream out = to.getOutputStream();
       int n;
       while ((n = in.read(buf)) > 0) {
+        onChunk.run(); // in flight from its arrival: the delay is part of what the client waits
         if (delay > 0) {
           Thread.sleep(delay);
         }
-        onChunk.run();
         out.write(buf, 0, n);
         out.flush();
       }
