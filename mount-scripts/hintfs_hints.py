@@ -19,14 +19,18 @@ whose process (or DataLoader worker) made it. Any other sampler: `hints.follow(s
 each epoch's order as an `order` hint when the loader starts the epoch; `HintSampler` does too.
 
 Each call is one write to MOUNT/.hintfs/control. A line the mount rejects raises HintError
-with the mount's reason (also kept in MOUNT/.hintfs/errors); nothing accepted before is lost.
+with the mount's reason (also kept in MOUNT/.hintfs/errors); the other lines of the write are
+applied. losses() and importance(), called inside the training loop, never raise: a NaN or
+infinite value is left out and a refused line counted (dropped_values, failed_hints), warned once.
 """
 from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import random
+import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional
 
 __all__ = ["Hints", "HintError", "HintSampler", "FollowedSampler"]
@@ -72,7 +76,7 @@ class Hints:
 
     def send(self, *lines: str) -> None:
         """Writes raw protocol lines in one write. Raises HintError with the mount's reason if it
-        rejects one (the lines before it stand)."""
+        rejects one (every other line of the write is applied)."""
         data = "".join(self._prefix + line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
         try:
             os.write(self._fd, data)
@@ -88,12 +92,44 @@ class Hints:
         self.send("dataset " + path)
 
     def losses(self, indices: Iterable[int], losses: Iterable[float]) -> None:
-        """One minibatch of per-sample losses (ImageFolder indices, floats)."""
-        self.send("loss " + " ".join("#%d=%r" % (int(i), float(l)) for i, l in zip(indices, losses)))
+        """One minibatch of per-sample losses (ImageFolder indices, floats). Never raises out of
+        a training loop: a NaN or infinite loss is left out (counted in ``dropped_values``), and a
+        write the mount refuses or cannot take is counted in ``failed_hints``; each warns once."""
+        self._scores("loss", zip(indices, losses))
 
     def importance(self, scores: Mapping[int, float]) -> None:
-        """Direct importance scores: {index: score}."""
-        self.send("importance " + " ".join("#%d=%r" % (int(i), float(s)) for i, s in scores.items()))
+        """Direct importance scores: {index: score}. Never raises, as losses() does not."""
+        self._scores("importance", scores.items())
+
+    dropped_values = 0
+    """NaN or infinite losses and scores left out of the hints sent."""
+    failed_hints = 0
+    """loss and importance lines the mount refused or that could not be written."""
+
+    def _scores(self, verb: str, pairs: Iterable[Any]) -> None:
+        parts = []
+        for i, v in pairs:
+            v = float(v)
+            if math.isfinite(v):
+                parts.append("#%d=%r" % (int(i), v))
+            else:
+                self.dropped_values += 1
+                self._warn_once("dropped", "hintfs: left out a non-finite %s (%r for sample %d);"
+                                " counted in Hints.dropped_values" % (verb, v, int(i)))
+        if not parts:
+            return
+        try:
+            self.send(verb + " " + " ".join(parts))
+        except (HintError, OSError) as e:
+            self.failed_hints += 1
+            self._warn_once("failed", "hintfs: a %s hint was not taken (%s); training goes on,"
+                            " counted in Hints.failed_hints" % (verb, e))
+
+    def _warn_once(self, kind: str, message: str) -> None:
+        warned = self.__dict__.setdefault("_warned", set())
+        if kind not in warned:
+            warned.add(kind)
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
 
     def epoch(self, e: int) -> None:
         """A new epoch begins (for this writer's stream; the first rank's starts it for the

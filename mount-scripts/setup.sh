@@ -2,6 +2,9 @@
 # Installs what hintfs needs on Debian/Ubuntu and builds it. Idempotent: installs only what is
 # missing. Used by quickstart.sh, test.sh and CI.
 set -euo pipefail
+# Maven 3.8's console library writes colour resets (ESC[0m) even with -B into a pipe or a file:
+# strip them when the output is not a terminal.
+[[ -t 2 ]] || export MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.strip=true"
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 
 need=()

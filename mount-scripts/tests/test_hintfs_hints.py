@@ -77,6 +77,30 @@ def test_a_rejected_line_raises_HintError_with_the_mounts_reason(hints):
     assert h.stats()["hints"]["rejected"] == 2
 
 
+def test_a_nan_or_inf_loss_never_ends_training_it_is_dropped_counted_and_warned_once(hints):
+    h = hints
+    with pytest.warns(RuntimeWarning, match="non-finite loss") as w:
+        h.losses([0, 1, 2, 3], [0.5, float("nan"), float("inf"), 1.5])
+        h.losses([4, 5], [float("-inf"), 2.5])
+    assert len([x for x in w if "non-finite" in str(x.message)]) == 1  # once, not per value
+    assert h.dropped_values == 3
+    h.importance({6: float("nan")})  # nothing finite left: nothing sent, nothing raised
+    assert h.dropped_values == 4
+    s = h.stats()
+    assert s["hints"]["rejected"] == 0
+    assert s["hints"]["accepted_by_kind"]["loss"] == 2  # both batches went, minus their bad values
+    assert s["hints"]["scored_samples"] == 3  # samples 0, 3 and 5
+
+
+def test_a_loss_line_the_mount_refuses_is_counted_not_raised(hints):
+    h = hints
+    with pytest.warns(RuntimeWarning, match="was not taken"):
+        h.losses([10_000], [0.5])  # no such sample in a dataset of 60
+    assert h.failed_hints == 1
+    h.losses([0], [0.5])  # and the next batch goes through
+    assert h.failed_hints == 1
+
+
 def test_not_a_mount_is_said_plainly(tmp_path):
     with pytest.raises(HintError, match="is not a hintfs mount"):
         Hints(str(tmp_path))

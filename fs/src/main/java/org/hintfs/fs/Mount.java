@@ -23,8 +23,21 @@ public final class Mount {
   public static HintFs create(DatasetSource source, Catalog catalog, MountConfig config) {
     long footprint = TieredCache.footprint(catalog, config.wholeObjectLimit(), config.blockSize());
     long capacity = config.cacheDir() == null ? 0 : Sizes.parse(config.cacheSize(), footprint);
+    String basis =
+        config.cacheDir() == null ? "no disk cache" : "--cache-size " + config.cacheSize();
     if (config.cacheDir() != null) {
-      capacity = Math.min(capacity, diskRoomFor(config.cacheDir()));
+      long room = diskRoomFor(config.cacheDir());
+      if (room < capacity) {
+        capacity = room;
+        basis =
+            "90% of what the disk under "
+                + config.cacheDir()
+                + " can hold ("
+                + (room >> 20)
+                + " MiB; --cache-size "
+                + config.cacheSize()
+                + " asked for more)";
+      }
     }
     HintState hints =
         new HintState(
@@ -41,6 +54,7 @@ public final class Mount {
             config.cacheDir(),
             new TieredCache.Config(
                 capacity,
+                basis,
                 config.ramCacheBytes(),
                 config.wholeObjectLimit(),
                 config.blockSize(),
@@ -59,22 +73,21 @@ public final class Mount {
 
   /**
    * 90% of what the cache directory's disk can hold: its free space plus what the cache already
-   * occupies (10% left for LMDB's own pages and for the other users of that disk).
+   * occupies, and never more than 90% of the disk's size (10% left for LMDB's own pages and for the
+   * other users of that disk). Computed on every mount, so a disk that filled up or grew since the
+   * last one is seen.
    */
   static long diskRoomFor(java.nio.file.Path dir) {
     try {
       java.nio.file.Files.createDirectories(dir);
-      long free = java.nio.file.Files.getFileStore(dir).getUsableSpace();
+      java.nio.file.FileStore disk = java.nio.file.Files.getFileStore(dir);
       java.nio.file.Path db = dir.resolve("data.mdb");
-      // LMDB's file is sparse: count the blocks it really holds, not its apparent size.
-      long held = 0;
-      if (java.nio.file.Files.exists(db)) {
-        Object blocks = java.nio.file.Files.getAttribute(db, "unix:blocks");
-        held = blocks instanceof Long b ? b * 512 : java.nio.file.Files.size(db);
-      }
-      long room = (long) ((free + held) * 0.9);
-      return room;
-    } catch (IOException | RuntimeException e) {
+      // LMDB writes its file with pwrite, page after page (no MDB_WRITEMAP): its length is what it
+      // holds on disk, to the page.
+      long held = java.nio.file.Files.exists(db) ? java.nio.file.Files.size(db) : 0;
+      long room = Math.min(disk.getUsableSpace() + held, disk.getTotalSpace());
+      return (long) (room * 0.9);
+    } catch (IOException e) {
       return Long.MAX_VALUE; // the store will report the real problem when it opens
     }
   }

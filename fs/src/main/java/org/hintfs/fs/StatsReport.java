@@ -52,6 +52,7 @@ final class StatsReport {
     m.put("epoch_open_misses", cs.openMisses.sum() - eb[1]);
     m.put("cache_dir", fs.config().cacheDir() == null ? null : fs.config().cacheDir().toString());
     m.put("cache_health", c.storeHealth());
+    m.put("cache_capacity_basis", c.capacityBasis());
     var h = fs.hints();
     Map<String, Object> hints = new LinkedHashMap<>();
     hints.put("dataset", h.datasetDir());

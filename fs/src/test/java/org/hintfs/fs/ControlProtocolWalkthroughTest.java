@@ -94,13 +94,14 @@ class ControlProtocolWalkthroughTest {
     control("loss #21=2.5 #3=0.1\nloss #14=0.7\n");
     assertThat(stats().get("hints").get("scored_samples").asInt()).isEqualTo(3);
 
-    // Step 5. A bad line is rejected whole, with a reason: the write answers EINVAL (here the
-    // exception the FUSE adapter turns into it), the reason lands in /.hintfs/errors, and the
-    // lines before it in the same write stand.
-    assertThatThrownBy(() -> control("importance #0=1.5\nloss #99=1.0\n"))
+    // Step 5. Each line is judged alone. A bad line is rejected whole, with a reason: the write
+    // answers EINVAL (here the exception the FUSE adapter turns into it), the reason lands in
+    // /.hintfs/errors, and the other lines of the same write, before and after it, stand: #0 and
+    // #1 join the three scored samples.
+    assertThatThrownBy(() -> control("importance #0=1.5\nloss #99=1.0\nimportance #1=0.5\n"))
         .isInstanceOf(InvalidHintException.class);
     assertThat(virtual("errors")).contains("loss #99=1.0").contains("99");
-    assertThat(stats().get("hints").get("scored_samples").asInt()).isEqualTo(4);
+    assertThat(stats().get("hints").get("scored_samples").asInt()).isEqualTo(5);
     assertThat(stats().get("hints").get("rejected").asInt()).isEqualTo(1);
 
     // Step 6. A line may arrive in pieces (Python's buffered writes split wherever they like):
@@ -126,7 +127,7 @@ class ControlProtocolWalkthroughTest {
     // Step 9. Every line was counted by kind: `hintfs status` shows the same.
     JsonNode byKind = stats().get("hints").get("accepted_by_kind");
     assertThat(byKind.get("loss").asInt()).isEqualTo(2);
-    assertThat(byKind.get("importance").asInt()).isEqualTo(1);
+    assertThat(byKind.get("importance").asInt()).isEqualTo(2); // both of step 5's
     assertThat(byKind.get("order").asInt()).isEqualTo(1);
   }
 

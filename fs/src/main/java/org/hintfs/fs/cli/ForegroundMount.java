@@ -42,7 +42,7 @@ final class ForegroundMount {
     CacheDirectory claimed = null;
     if (dir != null) {
       try {
-        claimed = CacheDirectory.claim(dir, src.describe());
+        claimed = CacheDirectory.claim(dir, src.describe(), mp);
       } catch (IOException e) {
         throw new UserError(e.getMessage());
       }

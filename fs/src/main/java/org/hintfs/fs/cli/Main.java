@@ -50,6 +50,9 @@ public final class Main implements Runnable {
   /** Runs the command line and returns its exit status (for tests). */
   public static int run(String... args) {
     CommandLine cli = new CommandLine(new Main());
+    // The descriptions are written to 100 columns (the project's line width): at picocli's default
+    // of 80 their lines broke in the middle.
+    cli.setUsageHelpWidth(100);
     cli.setExecutionExceptionHandler(
         (e, cmd, parsed) -> {
           if (e instanceof UserError) {

@@ -214,6 +214,13 @@ final class MountCommand implements Callable<Integer> {
   boolean preloadIntoHeap;
 
   @Option(
+      names = "--allow-nonempty",
+      description =
+          "mount over a directory that has files in it (they are hidden while mounted; -o"
+              + " nonempty does the same)")
+  boolean allowNonEmpty;
+
+  @Option(
       names = "-o",
       paramLabel = "OPT",
       split = ",",
@@ -226,17 +233,20 @@ final class MountCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Path mp = mountpoint.toAbsolutePath().normalize();
+    // -o nonempty is --allow-nonempty: root's mounts pass it to libfuse anyway, and fusermount3
+    // (everyone else's) rejects it.
+    allowNonEmpty |= fuseOptions.remove("nonempty");
     validateOptions();
     try (DatasetSource src = openSource()) {
       // Opened here to report a bad source or cache dir in the user's terminal, not in a log.
       if (!foreground && !noDiskCache && !preloadIntoHeap) {
-        CacheDirectory.claim(resolvedCacheDir(src), src.describe()).close();
+        CacheDirectory.claim(resolvedCacheDir(src), src.describe(), mp).close();
       }
     } catch (IOException e) {
       throw new UserError(e.getMessage());
     }
     Preflight.checkFuse();
-    Preflight.checkMountpoint(mp);
+    Preflight.checkMountpoint(mp, allowNonEmpty || fuseOptions.contains("nonempty"));
     if (foreground) {
       return ForegroundMount.run(this, mp);
     }
@@ -245,7 +255,13 @@ final class MountCommand implements Callable<Integer> {
 
   private void validateOptions() {
     try {
-      Sizes.parse(cacheSize, 1);
+      if (Sizes.parse(cacheSize, 1L << 40) == 0) {
+        throw new UserError(
+            "--cache-size "
+                + cacheSize
+                + " holds nothing: for a mount without a disk cache use"
+                + " --no-disk-cache");
+      }
       Sizes.parse(ramCache, 1);
       Policies.create(policy, 1);
     } catch (IllegalArgumentException e) {

@@ -1,8 +1,12 @@
 package org.hintfs.fs.cli;
 
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
+import java.util.Optional;
 
 /** Checks that a mount can work before anything starts, each failure one actionable line. */
 final class Preflight {
@@ -20,7 +24,34 @@ final class Preflight {
 
   private Preflight() {}
 
-  static void checkMountpoint(Path mp) {
+  /**
+   * Checks the mountpoint: an existing, empty directory with nothing mounted on it. A FUSE mount
+   * whose daemon died (its endpoint answers ENOTCONN) is unmounted first, so that a mount after a
+   * crash, by hand or from systemd's {@code Restart=}, takes its place.
+   */
+  static void checkMountpoint(Path mp, boolean allowNonEmpty) {
+    Optional<String> type = Mounts.typeAt(mp);
+    if (type.isPresent() && type.get().startsWith("fuse") && isDeadEndpoint(mp)) {
+      try {
+        UnmountCommand.detach(mp, true);
+      } catch (IOException | InterruptedException | UserError e) {
+        throw new UserError(
+            "mountpoint "
+                + mp
+                + " holds a "
+                + type.get()
+                + " mount whose daemon has died (transport endpoint is not connected), and"
+                + " unmounting it failed: "
+                + e.getMessage());
+      }
+      System.err.println(
+          "hintfs: "
+              + mp
+              + " held a "
+              + type.get()
+              + " mount whose daemon had died (transport endpoint is not connected);"
+              + " unmounted it");
+    }
     if (!Files.exists(mp)) {
       throw new UserError("mountpoint " + mp + " does not exist (create it: mkdir -p " + mp + ")");
     }
@@ -37,6 +68,31 @@ final class Preflight {
                       + "); unmount it first"
                       + (t.equals("fuse.hintfs") ? ": hintfs unmount " + mp : ""));
             });
+    if (!allowNonEmpty && !isEmptyDirectory(mp)) {
+      throw new UserError(
+          "mountpoint "
+              + mp
+              + " is not empty: the mount would hide its files; use an empty directory, or"
+              + " --allow-nonempty (-o nonempty) to mount over them");
+    }
+  }
+
+  /** True if stat on the path fails with ENOTCONN: a FUSE mount whose daemon is gone. */
+  static boolean isDeadEndpoint(Path mp) {
+    try {
+      Files.readAttributes(mp, BasicFileAttributes.class);
+      return false;
+    } catch (IOException e) {
+      return String.valueOf(e.getMessage()).contains("Transport endpoint is not connected");
+    }
+  }
+
+  private static boolean isEmptyDirectory(Path dir) {
+    try (DirectoryStream<Path> d = Files.newDirectoryStream(dir)) {
+      return !d.iterator().hasNext();
+    } catch (IOException e) {
+      return true; // unreadable: the mount itself will say what is wrong
+    }
   }
 
   static void checkFuse() {

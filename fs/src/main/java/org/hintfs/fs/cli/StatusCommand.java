@@ -38,9 +38,32 @@ final class StatusCommand implements Callable<Integer> {
       names = {"-w", "--watch"},
       paramLabel = "SECONDS",
       arity = "0..1",
-      fallbackValue = "2",
+      parameterConsumer = WatchSeconds.class,
       description = "refresh in place every SECONDS (default 2) until Ctrl-C")
   Double watch;
+
+  /**
+   * {@code --watch [SECONDS]} takes the next word only when it is a number, so that {@code status
+   * --watch MNT} reads MNT as the mountpoint (picocli's optional parameter would swallow it).
+   */
+  static final class WatchSeconds implements picocli.CommandLine.IParameterConsumer {
+    @Override
+    public void consumeParameters(
+        java.util.Stack<String> args,
+        picocli.CommandLine.Model.ArgSpec arg,
+        picocli.CommandLine.Model.CommandSpec spec) {
+      double seconds = 2;
+      if (!args.isEmpty()) {
+        try {
+          seconds = Double.parseDouble(args.peek());
+          args.pop();
+        } catch (NumberFormatException e) {
+          // not a number: the mountpoint or another option, left for the parser
+        }
+      }
+      arg.setValue(seconds);
+    }
+  }
 
   @Override
   public Integer call() {
@@ -109,7 +132,9 @@ final class StatusCommand implements Callable<Integer> {
             + Human.bytes(s.path("cache_capacity_bytes").asLong())
             + " ("
             + s.path("cached_files").asLong()
-            + " files)");
+            + " files; capacity: "
+            + s.path("cache_capacity_basis").asText("?")
+            + ")");
     row(
         out,
         "hit ratio",

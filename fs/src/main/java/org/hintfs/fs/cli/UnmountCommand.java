@@ -48,7 +48,7 @@ final class UnmountCommand implements Callable<Integer> {
     }
     Optional<ProcessHandle> daemon =
         StatusCommand.readStats(mp).map(s -> s.path("pid").asLong()).flatMap(ProcessHandle::of);
-    detach(mp);
+    detach(mp, lazy);
     if (daemon.isPresent() && !lazy) {
       try {
         daemon.get().onExit().get(timeoutSeconds, TimeUnit.SECONDS);
@@ -64,7 +64,11 @@ final class UnmountCommand implements Callable<Integer> {
     return 0;
   }
 
-  private void detach(Path mp) throws IOException, InterruptedException {
+  /**
+   * Unmounts {@code mp} ({@code lazy}: detach now, even while files are open or the daemon is
+   * gone).
+   */
+  static void detach(Path mp, boolean lazy) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     if (Preflight.isRoot() || Preflight.findOnPath("fusermount") == null) {
       cmd.add("umount");

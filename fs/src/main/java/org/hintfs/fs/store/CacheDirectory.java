@@ -11,7 +11,8 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * A cache directory belongs to one source and one running mount: {@code SOURCE} names the source it
- * caches, {@code lock} is held (flock) by the daemon that uses it.
+ * caches, {@code lock} is held (flock) by the daemon that uses it and names that mount (its
+ * mountpoint and pid), so that a second mount is told which one holds it.
  */
 public final class CacheDirectory implements AutoCloseable {
   private final FileChannel channel;
@@ -23,11 +24,13 @@ public final class CacheDirectory implements AutoCloseable {
   }
 
   /**
-   * Claims {@code dir} for {@code source}.
+   * Claims {@code dir} for {@code source}, for the mount at {@code mountpoint} served by this
+   * process.
    *
-   * @throws IOException with a one-line reason: in use by another mount, or another source's
+   * @throws IOException with a one-line reason: in use by another mount (named), or another
+   *     source's
    */
-  public static CacheDirectory claim(Path dir, String source) throws IOException {
+  public static CacheDirectory claim(Path dir, String source, Path mountpoint) throws IOException {
     Files.createDirectories(dir);
     Path owner = dir.resolve("SOURCE");
     if (Files.exists(owner)) {
@@ -51,8 +54,24 @@ public final class CacheDirectory implements AutoCloseable {
     }
     if (l == null) {
       ch.close();
-      throw new IOException("cache dir " + dir + " is in use by another hintfs mount");
+      String holder = "";
+      try {
+        holder = Files.readString(dir.resolve("lock"), StandardCharsets.UTF_8).strip();
+      } catch (IOException e) {
+        // unreadable: say no more than that it is in use
+      }
+      throw new IOException(
+          "cache dir "
+              + dir
+              + " is in use by another hintfs mount"
+              + (holder.isEmpty() ? "" : " (" + holder + ")")
+              + "; unmount it, or give this mount its own --cache-dir");
     }
+    ch.truncate(0);
+    ch.write(
+        StandardCharsets.UTF_8.encode(
+            "mounted at " + mountpoint + ", pid " + ProcessHandle.current().pid() + "\n"),
+        0);
     if (!Files.exists(owner)) {
       Files.writeString(owner, source + "\n", StandardCharsets.UTF_8);
     }

@@ -35,7 +35,12 @@ public final class TieredCache implements AutoCloseable {
 
   /** Sizes of the cache. */
   public record Config(
-      long capacityBytes, long ramBytes, int wholeObjectLimit, int blockSize, int maxFetches) {}
+      long capacityBytes,
+      String capacityBasis,
+      long ramBytes,
+      int wholeObjectLimit,
+      int blockSize,
+      int maxFetches) {}
 
   private final DatasetSource source;
   private final Catalog catalog;
@@ -355,6 +360,13 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /** "ok", "none: reason" or "down: reason". */
+  /**
+   * Where the disk tier's capacity comes from: the option, or the disk's room when that is less.
+   */
+  public String capacityBasis() {
+    return config.capacityBasis();
+  }
+
   public String storeHealth() {
     if (store == null) {
       return "none" + (storeProblem == null ? "" : ": " + storeProblem);

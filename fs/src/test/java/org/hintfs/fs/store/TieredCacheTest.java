@@ -52,7 +52,7 @@ class TieredCacheTest {
         cat,
         new LruPolicy(cat.entryCount()),
         dir,
-        new TieredCache.Config(capacity, 1 << 20, LIMIT, BLOCK, 16));
+        new TieredCache.Config(capacity, "test", 1 << 20, LIMIT, BLOCK, 16));
   }
 
   static byte[] readFile(TieredCache c, Catalog cat, int id) throws IOException {
