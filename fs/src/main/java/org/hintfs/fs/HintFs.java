@@ -31,6 +31,7 @@ public final class HintFs {
   private final MountConfig config;
   private final MountStats stats = new MountStats();
   private final ErrorTable errors = new ErrorTable();
+  private final ErrorTable backgroundErrors = new ErrorTable();
   private final Map<Long, Handle> handles = new ConcurrentHashMap<>();
   private final AtomicLong nextHandle = new AtomicLong(1);
   private final Instant started = Instant.now();
@@ -70,12 +71,12 @@ public final class HintFs {
     this.control =
         new org.hintfs.fs.control.ControlInput(
             new org.hintfs.fs.control.ControlParser(catalog, hints), hints);
-    this.workers = new Workers(catalog, cache, hints, errors, config);
+    this.workers = new Workers(catalog, cache, hints, backgroundErrors, config);
     this.prefetcher = workers.prefetcher();
     this.statsReport = new StatsReport(this);
     this.opener =
         new SampleOpener(
-            catalog, cache, hints, prefetcher, errors, config.detectOrder(), () -> trace);
+            catalog, cache, hints, prefetcher, backgroundErrors, config.detectOrder(), () -> trace);
     MountEffects.wire(this);
   }
 
@@ -104,9 +105,17 @@ public final class HintFs {
     return stats;
   }
 
-  /** Errors answered to the kernel, by errno. */
+  /** Errors answered to the kernel, by errno: what readers and hint writers saw. */
   public ErrorTable errors() {
     return errors;
+  }
+
+  /**
+   * Failures of background work (prefetches, background fetches, the trace): retried or dropped,
+   * never answered to a reader, so counted apart from {@link #errors()}.
+   */
+  public ErrorTable backgroundErrors() {
+    return backgroundErrors;
   }
 
   /** When this filesystem was created. */
@@ -293,28 +302,35 @@ public final class HintFs {
   /**
    * The handle's bytes, read through the cache once per handle. No lock is held while waiting:
    * reads racing on one handle both ask the cache, which coalesces them into one fetch.
+   *
+   * <p>A fetch that failed has already retried for the source's whole retry time: the handle keeps
+   * its error and answers every later read with it at once (the kernel reads a failed page again,
+   * and each would otherwise wait out the retry time anew). A new open fetches anew.
    */
   private byte[] wholeObject(SampleHandle f) throws IOException {
     byte[] b = f.bytes();
     if (b != null) {
       return b;
     }
-    MissFetch pending = f.pending;
-    if (pending != null) {
-      // The miss's own fetch: run here if no background thread has started it, else awaited.
-      f.pending = null;
-      try {
-        b = pending.bytes();
-        f.setBytes(b);
-        return b;
-      } catch (java.io.InterruptedIOException e) {
-        throw e;
-      } catch (IOException | RuntimeException e) {
-        // Failed (after the source's own retries): the read below tries once more and answers
-        // with its own error.
-      }
+    IOException failed = f.failure;
+    if (failed != null) {
+      throw failed;
     }
-    b = cache.read(f.id, 0, false); // the access was recorded at open
+    try {
+      MissFetch pending = f.pending;
+      if (pending != null) {
+        // The miss's own fetch: run here if no background thread has started it, else awaited.
+        f.pending = null;
+        b = pending.bytes();
+      } else {
+        b = cache.read(f.id, 0, false); // the access was recorded at open
+      }
+    } catch (java.io.InterruptedIOException e) {
+      throw e;
+    } catch (IOException e) {
+      f.failure = e;
+      throw e;
+    }
     f.setBytes(b);
     return b;
   }

@@ -49,9 +49,15 @@ public final class MetricsServer implements AutoCloseable {
         .register(r);
     CounterWithCallback.builder()
         .name("hintfs_errors")
-        .help("failed requests, by errno")
+        .help("errors answered to readers and hint writers, by errno")
         .labelNames("errno")
         .callback(cb -> fs.errors().snapshot().forEach((errno, n) -> cb.call(n, errno)))
+        .register(r);
+    CounterWithCallback.builder()
+        .name("hintfs_background_errors")
+        .help("failures of background work (prefetch, background fetch): no reader saw them")
+        .labelNames("errno")
+        .callback(cb -> fs.backgroundErrors().snapshot().forEach((errno, n) -> cb.call(n, errno)))
         .register(r);
     GaugeWithCallback.builder()
         .name("hintfs_source_requests")

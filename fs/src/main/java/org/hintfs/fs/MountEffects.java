@@ -57,7 +57,7 @@ final class MountEffects {
             try {
               fs.setTrace(on ? fs.config().tracePath() : null);
             } catch (IOException e) {
-              fs.errors().record("trace", String.valueOf(fs.config().tracePath()), e);
+              fs.backgroundErrors().record("trace", String.valueOf(fs.config().tracePath()), e);
             }
           }
 

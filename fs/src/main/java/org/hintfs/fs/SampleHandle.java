@@ -44,6 +44,9 @@ final class SampleHandle implements Handle {
    */
   volatile MissFetch pending;
 
+  /** Why this handle's fetch failed, once it has: later reads answer with it at once. */
+  volatile java.io.IOException failure;
+
   private int blockIndex = -1;
   private byte[] block;
 

@@ -152,6 +152,7 @@ final class StatsReport {
     m.put("hints", hints);
     m.put("per_class", h.substitution.perClass());
     m.put("errors", fs.errors().snapshot());
+    m.put("background_errors", fs.backgroundErrors().snapshot());
     m.put("admin", fs.admin().counters());
     try {
       return JSON.writeValueAsString(m) + "\n";

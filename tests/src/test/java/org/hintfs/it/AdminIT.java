@@ -135,7 +135,8 @@ class AdminIT {
     assertThat(row(rows, "cache")).endsWith("policy lfu");
     // 40 opens: 20 misses, then 20 hits.
     assertThat(row(rows, "hit ratio")).startsWith("50.0% of opens").contains("(20 hits, 20 misses");
-    assertThat(row(rows, "errors")).isEqualTo("none");
+    assertThat(row(rows, "reader errors")).isEqualTo("none");
+    assertThat(row(rows, "background errors")).isEqualTo("none");
     // --watch redraws in place until stopped.
     Process p =
         new ProcessBuilder(Hintfs.LAUNCHER.toString(), "status", "--watch", "0.3", mnt.toString())

@@ -89,6 +89,19 @@ final class StatusCommand implements Callable<Integer> {
     }
   }
 
+  /** "EIO 3, ENOENT 12", or "none". */
+  static String errnoCounts(JsonNode byErrno) {
+    StringBuilder errs = new StringBuilder();
+    for (Iterator<Map.Entry<String, JsonNode>> it = byErrno.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      errs.append(errs.length() == 0 ? "" : ", ")
+          .append(e.getKey())
+          .append(' ')
+          .append(e.getValue().asLong());
+    }
+    return errs.length() == 0 ? "none" : errs.toString();
+  }
+
   static String ratio(long hits, long misses) {
     return hits + misses == 0 ? "-" : String.format("%.1f%%", 100.0 * hits / (hits + misses));
   }
@@ -169,14 +182,6 @@ final class StatusCommand implements Callable<Integer> {
             + " in "
             + s.path("source_reads").asLong()
             + " requests");
-    StringBuilder errs = new StringBuilder();
-    for (Iterator<Map.Entry<String, JsonNode>> it = s.path("errors").fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
-      errs.append(errs.length() == 0 ? "" : ", ")
-          .append(e.getKey())
-          .append(' ')
-          .append(e.getValue().asLong());
-    }
     JsonNode sr = s.path("source_requests");
     if (!sr.isMissingNode()) {
       row(
@@ -237,7 +242,14 @@ final class StatusCommand implements Callable<Integer> {
             + " queued for prefetch, "
             + a.path("evicted_files").asLong()
             + " evicted by hand");
-    row(out, "errors", errs.length() == 0 ? "none" : errs.toString());
+    // What readers saw, apart from what failed in the background (a prefetch that failed during an
+    // outage and was retried): no reader saw those.
+    row(out, "reader errors", errnoCounts(s.path("errors")));
+    String bg = errnoCounts(s.path("background_errors"));
+    row(
+        out,
+        "background errors",
+        bg.equals("none") ? bg : bg + " (prefetches and fetches no reader waited on)");
     return out.toString();
   }
 
@@ -277,7 +289,7 @@ final class StatusCommand implements Callable<Integer> {
   }
 
   private static void row(StringBuilder out, String k, String v) {
-    out.append(String.format("%-14s %s%n", k + ":", v));
+    out.append(String.format("%-18s %s%n", k + ":", v));
   }
 
   /** The daemon's stats, or a one-line error saying why there are none. */
