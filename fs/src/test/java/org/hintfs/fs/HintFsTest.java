@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -123,6 +124,46 @@ class HintFsTest {
       assertThat(lean.cache().misses()).isEqualTo(1);
     } finally {
       lean.close();
+    }
+  }
+
+  @Test
+  void aFailedFetch_answersTheHandlesLaterReadsAtOnce_andCountsApartFromReaderErrors()
+      throws Exception {
+    org.hintfs.backing.FaultInjectingSource src =
+        new org.hintfs.backing.FaultInjectingSource(new LocalDirSource(tmp.resolve("src")));
+    MountConfig cfg =
+        MountConfig.defaults("x", tmp.resolve("mnt3"))
+            .withCache(null, "100%")
+            .withUnits(100_000, 65_536);
+    HintFs down = Mount.create(src, Mount.listCatalog(src), cfg);
+    try {
+      src.down(true);
+      long fh = down.open("/cls/small.jpg", false);
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      assertThatThrownBy(() -> down.read(fh, 0, 4096, out::write)).isInstanceOf(IOException.class);
+      long tried = src.reads();
+      // The kernel reads a failed page again: the handle answers with its error, no new fetch
+      // (each would wait out the source's whole retry time).
+      assertThatThrownBy(() -> down.read(fh, 0, 4096, out::write)).isInstanceOf(IOException.class);
+      assertThat(src.reads()).isEqualTo(tried);
+      // The open's background fetch failed too: counted as background work, not as an error a
+      // reader was answered (the FUSE adapter records those in errors()).
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (down.backgroundErrors().snapshot().isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(down.backgroundErrors().snapshot()).containsEntry("EIO", 1L);
+      assertThat(down.errors().snapshot()).isEmpty();
+      down.release(fh);
+      // A new open fetches anew, and the source is back.
+      src.down(false);
+      long fh2 = down.open("/cls/small.jpg", false);
+      out.reset();
+      assertThat(down.read(fh2, 0, 4096, out::write)).isEqualTo(3);
+      down.release(fh2);
+    } finally {
+      down.close();
     }
   }
 }
