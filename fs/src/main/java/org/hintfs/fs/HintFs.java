@@ -9,6 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.cluster.ClusterPeerTier;
+import org.hintfs.fs.cluster.HomeServer;
 import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
 
@@ -32,6 +34,8 @@ public final class HintFs {
   private final MountStats stats = new MountStats();
   private final ErrorTable errors = new ErrorTable();
   private final ErrorTable backgroundErrors = new ErrorTable();
+  private final ClusterPeerTier cluster; // null: not in a cluster
+  private final HomeServer home; // null: not in a cluster
   private final Map<Long, Handle> handles = new ConcurrentHashMap<>();
   private final AtomicLong nextHandle = new AtomicLong(1);
   private final Instant started = Instant.now();
@@ -62,8 +66,12 @@ public final class HintFs {
       Catalog catalog,
       MountConfig config,
       TieredCache cache,
-      HintState hints) {
+      HintState hints,
+      ClusterPeerTier cluster,
+      HomeServer home) {
     this.source = source;
+    this.cluster = cluster;
+    this.home = home;
     this.catalog = catalog;
     this.config = config;
     this.cache = cache;
@@ -78,6 +86,16 @@ public final class HintFs {
         new SampleOpener(
             catalog, cache, hints, prefetcher, backgroundErrors, config.detectOrder(), () -> trace);
     MountEffects.wire(this);
+  }
+
+  /** The cluster tier this mount's misses go through, or null when it is not in a cluster. */
+  public ClusterPeerTier cluster() {
+    return cluster;
+  }
+
+  /** What this node serves to the other members (null when it is not in a cluster). */
+  public HomeServer home() {
+    return home;
   }
 
   /** The cache reads go through. */
@@ -386,6 +404,9 @@ public final class HintFs {
 
   /** Stops background work and flushes the trace. */
   public void close() throws IOException {
+    if (cluster != null) {
+      cluster.member().close(); // leaves the view: the others take over this node's homes
+    }
     workers.close();
     hints.streams().close();
     opener.close();

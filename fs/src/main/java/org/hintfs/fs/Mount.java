@@ -4,6 +4,10 @@ import java.io.IOException;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.catalog.CatalogBuilder;
+import org.hintfs.fs.cluster.ClusterMember;
+import org.hintfs.fs.cluster.ClusterPeerTier;
+import org.hintfs.fs.cluster.ClusterRefusedException;
+import org.hintfs.fs.cluster.HomeServer;
 import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
 import org.hintfs.policy.Policies;
@@ -46,6 +50,23 @@ public final class Mount {
                 org.hintfs.fs.stream.ProcessTree.PROC,
                 config.prefetchWindow(),
                 HintFs.REAP_EVERY_MS));
+    // In a cluster: join first (a refusal leaves nothing behind), then build the cache whose
+    // misses go to their homes, then let the home server answer from it.
+    ClusterPeerTier peers = null;
+    HomeServer home = null;
+    if (config.cluster() != null) {
+      home = new HomeServer(catalog);
+      try {
+        peers =
+            new ClusterPeerTier(
+                ClusterMember.join(
+                    config.cluster(),
+                    source.describe() + " (" + catalog.fingerprint() + ")",
+                    home));
+      } catch (ClusterRefusedException e) {
+        throw new IllegalArgumentException(e.getMessage(), e);
+      }
+    }
     TieredCache cache =
         TieredCache.open(
             source,
@@ -58,8 +79,12 @@ public final class Mount {
                 config.ramCacheBytes(),
                 config.wholeObjectLimit(),
                 config.blockSize(),
-                config.maxFetches()));
-    HintFs fs = new HintFs(source, catalog, config, cache, hints);
+                config.maxFetches()),
+            peers);
+    if (home != null) {
+      home.serveFrom(cache);
+    }
+    HintFs fs = new HintFs(source, catalog, config, cache, hints, peers, home);
     if (config.tracePath() != null) {
       try {
         fs.setTrace(config.tracePath());

@@ -26,6 +26,7 @@ import java.util.List;
  * @param prefetchWindowBytes at most this many bytes fetched ahead
  * @param prefetchThreads prefetch requests in flight at most
  * @param detectOrder recognise PyTorch samplers' orders from the reads of streams with no hint
+ * @param cluster the job's cluster this mount is a member of, or null for a mount of its own
  */
 public record MountConfig(
     String source,
@@ -44,7 +45,8 @@ public record MountConfig(
     int prefetchWindow,
     long prefetchWindowBytes,
     int prefetchThreads,
-    boolean detectOrder) {
+    boolean detectOrder,
+    org.hintfs.fs.cluster.ClusterConfig cluster) {
 
   /**
    * 256 files ahead: at 1,000 files/s per rank, a quarter of a second of reading, enough to hide
@@ -110,6 +112,7 @@ public record MountConfig(
     b.prefetchWindowBytes = prefetchWindowBytes;
     b.prefetchThreads = prefetchThreads;
     b.detectOrder = detectOrder;
+    b.cluster = cluster;
     return b;
   }
 
@@ -147,6 +150,7 @@ public record MountConfig(
     private long prefetchWindowBytes = DEFAULT_PREFETCH_WINDOW_BYTES;
     private int prefetchThreads = DEFAULT_PREFETCH_THREADS;
     private boolean detectOrder = true;
+    private org.hintfs.fs.cluster.ClusterConfig cluster;
 
     private Builder(String source, Path mountpoint) {
       this.source = source;
@@ -198,6 +202,12 @@ public record MountConfig(
       return this;
     }
 
+    /** Join this cluster (null: none). */
+    public Builder cluster(org.hintfs.fs.cluster.ClusterConfig c) {
+      this.cluster = c;
+      return this;
+    }
+
     public MountConfig build() {
       return new MountConfig(
           source,
@@ -216,7 +226,8 @@ public record MountConfig(
           prefetchWindow,
           prefetchWindowBytes,
           prefetchThreads,
-          detectOrder);
+          detectOrder,
+          cluster);
     }
   }
 }

@@ -122,6 +122,22 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
     return new String(names, nameStart[id], nameStart[id + 1] - nameStart[id], UTF_8);
   }
 
+  /**
+   * A fingerprint of the listing: every entry's name, parent, size and version tag, hashed. Two
+   * catalogs with the same fingerprint give every path the same id (members of a cluster rely on it
+   * when they name samples by id).
+   */
+  public String fingerprint() {
+    long h = 1125899906842597L;
+    for (int id = 0; id < entryCount(); id++) {
+      h = 31 * h + parent(id);
+      h = 31 * h + (isDirectory(id) ? -1 : size(id));
+      h = 31 * h + name(id).hashCode();
+      h = 31 * h + versionTag(id).hashCode();
+    }
+    return entryCount() + " entries, listing " + Long.toHexString(h);
+  }
+
   /** The version tag the source listed for a file. */
   public String versionTag(int id) {
     return new String(tags, tagStart[id], tagStart[id + 1] - tagStart[id], UTF_8);

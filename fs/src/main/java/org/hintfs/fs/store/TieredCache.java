@@ -52,6 +52,7 @@ public final class TieredCache implements AutoCloseable {
   private final CacheStats stats = new CacheStats();
   private final Units units;
   private final CacheIndex index;
+  private final PeerTier peers; // null: not in a cluster
 
   /** RAM entries read ahead from disk for a predicted open, dropped once that open reads them. */
   private final java.util.Set<Long> promoted = ConcurrentHashMap.newKeySet();
@@ -67,8 +68,10 @@ public final class TieredCache implements AutoCloseable {
       CachePolicy policy,
       LmdbStore store,
       String storeProblem,
-      Config config) {
+      Config config,
+      PeerTier peers) {
     this.source = source;
+    this.peers = peers;
     this.catalog = catalog;
     this.store = store;
     this.storeProblem = storeProblem;
@@ -98,6 +101,21 @@ public final class TieredCache implements AutoCloseable {
       CachePolicy policy,
       java.nio.file.Path dir,
       Config config) {
+    return open(source, catalog, policy, dir, config, null);
+  }
+
+  /**
+   * A cache as {@link #open(DatasetSource, Catalog, CachePolicy, java.nio.file.Path, Config)},
+   * whose misses go to their home in the cluster through {@code peers} (null: straight to the
+   * source).
+   */
+  public static TieredCache open(
+      DatasetSource source,
+      Catalog catalog,
+      CachePolicy policy,
+      java.nio.file.Path dir,
+      Config config,
+      PeerTier peers) {
     java.util.concurrent.atomic.AtomicReference<TieredCache> self =
         new java.util.concurrent.atomic.AtomicReference<>();
     LmdbStore store = null;
@@ -114,7 +132,7 @@ public final class TieredCache implements AutoCloseable {
         log.warn("disk cache disabled, serving from the source: {}", problem);
       }
     }
-    TieredCache c = new TieredCache(source, catalog, policy, store, problem, config);
+    TieredCache c = new TieredCache(source, catalog, policy, store, problem, config, peers);
     self.set(c);
     return c;
   }
@@ -171,10 +189,19 @@ public final class TieredCache implements AutoCloseable {
    * ({@link #access}).
    */
   public byte[] read(int id, int block, boolean recordAccess) throws IOException {
-    return read(id, block, recordAccess, false);
+    return read(id, block, recordAccess, false, false);
   }
 
-  private byte[] read(int id, int block, boolean recordAccess, boolean promoting)
+  /**
+   * One unit for a peer that asked this node, the unit's home: from RAM or disk, else from the
+   * source (never from another peer), and admitted here like any fetch, so that the job fetches it
+   * once. Not an access of this node's readers.
+   */
+  public byte[] readForPeer(int id, int block) throws IOException {
+    return read(id, block, false, false, true);
+  }
+
+  private byte[] read(int id, int block, boolean recordAccess, boolean promoting, boolean forPeer)
       throws IOException {
     long rk = ((long) id << 32) | block;
     byte[] b = ram.getIfPresent(rk);
@@ -220,11 +247,19 @@ public final class TieredCache implements AutoCloseable {
     if (recordAccess) {
       index.served(id, false);
     }
-    return fetcher.fetch(rk, () -> fetchAndAdmit(id, block, path, version, vh, key, length));
+    return fetcher.fetch(
+        rk, () -> fetchAndAdmit(id, block, path, version, vh, key, length, forPeer));
   }
 
   private byte[] fetchAndAdmit(
-      int id, int block, String path, String version, long vh, CacheKey key, int length)
+      int id,
+      int block,
+      String path,
+      String version,
+      long vh,
+      CacheKey key,
+      int length,
+      boolean forPeer)
       throws IOException {
     // A fetch of the same unit may have finished between this caller's lookups and its turn as
     // the leader: look again before going to the source.
@@ -240,6 +275,22 @@ public final class TieredCache implements AutoCloseable {
         return l.payload();
       }
     }
+    PeerTier.SourceRead fromSource = () -> readSource(block, path, version, length);
+    byte[] b =
+        peers == null || forPeer
+            ? fromSource.read()
+            : peers.fetch(id, block, path, version, length, fromSource);
+    if (config.ramBytes() > 0) {
+      // With no RAM tier, nothing goes in: Caffeine evicts asynchronously, so even a cache of
+      // weight 0 would serve a just-fetched unit for a moment, as a hit nobody admitted.
+      ram.put(((long) id << 32) | block, b);
+    }
+    index.admit(id, block, path, vh, key, b);
+    return b;
+  }
+
+  /** One unit from the source, whole, counted as a miss. */
+  private byte[] readSource(int block, String path, String version, int length) throws IOException {
     stats.misses.increment();
     long offset = (long) block * config.blockSize();
     byte[] b = new byte[length];
@@ -258,12 +309,6 @@ public final class TieredCache implements AutoCloseable {
       throw new IOException(
           "short read of " + path + ": " + buf.position() + " of " + length + " bytes");
     }
-    if (config.ramBytes() > 0) {
-      // With no RAM tier, nothing goes in: Caffeine evicts asynchronously, so even a cache of
-      // weight 0 would serve a just-fetched unit for a moment, as a hit nobody admitted.
-      ram.put(((long) id << 32) | block, b);
-    }
-    index.admit(id, block, path, vh, key, b);
     return b;
   }
 
@@ -309,7 +354,7 @@ public final class TieredCache implements AutoCloseable {
   public void prefetch(int id) throws IOException {
     boolean onDisk = index.prefetching(id);
     (onDisk ? stats.promotions : stats.prefetches).increment();
-    read(id, 0, false, onDisk && config.ramBytes() > 0);
+    read(id, 0, false, onDisk && config.ramBytes() > 0, false);
   }
 
   /**
@@ -359,7 +404,6 @@ public final class TieredCache implements AutoCloseable {
     return fetcher.coalesced.sum();
   }
 
-  /** "ok", "none: reason" or "down: reason". */
   /**
    * Where the disk tier's capacity comes from: the option, or the disk's room when that is less.
    */
@@ -367,6 +411,7 @@ public final class TieredCache implements AutoCloseable {
     return config.capacityBasis();
   }
 
+  /** "ok", "none: reason" or "down: reason". */
   public String storeHealth() {
     if (store == null) {
       return "none" + (storeProblem == null ? "" : ": " + storeProblem);

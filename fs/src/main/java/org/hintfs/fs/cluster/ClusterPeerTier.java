@@ -1,0 +1,103 @@
+package org.hintfs.fs.cluster;
+
+import java.io.IOException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+import org.hintfs.fs.store.PeerTier;
+import org.infinispan.remoting.transport.Address;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A miss on this node goes to the sample's home; only the home reads the source. The home's reply
+ * is verified ({@link PeerReply}) before it is served. When the home is this node, or the home
+ * fails, times out or sends bytes that do not check, the source is read here: a peer makes reads
+ * cheaper, never fail.
+ */
+public final class ClusterPeerTier implements PeerTier {
+  private static final Logger log = LoggerFactory.getLogger(ClusterPeerTier.class);
+
+  /**
+   * 30 s: longer than the home's own source retries (20 s by default), so a slow source is waited
+   * for once, at the home, rather than read twice; a dead home fails at once, not after this.
+   */
+  static final long TIMEOUT_MILLIS = 30_000;
+
+  private final ClusterMember member;
+  final LongAdder fromPeers = new LongAdder();
+  final LongAdder bytesFromPeers = new LongAdder();
+  final LongAdder peerMicros = new LongAdder();
+  final LongAdder homedHere = new LongAdder();
+  final LongAdder peerFailures = new LongAdder();
+
+  public ClusterPeerTier(ClusterMember member) {
+    this.member = member;
+  }
+
+  @Override
+  public byte[] fetch(int id, int block, String path, String version, int length, SourceRead source)
+      throws IOException {
+    Address home = member.homeOf(id);
+    if (home == null || member.isSelf(home)) {
+      homedHere.increment();
+      return source.read();
+    }
+    long t0 = System.nanoTime();
+    try {
+      byte[] reply =
+          member
+              .ask(home, id, block, path, TIMEOUT_MILLIS)
+              .get(TIMEOUT_MILLIS + 1000, TimeUnit.MILLISECONDS);
+      byte[] b = PeerReply.verify(reply, version, length);
+      peerMicros.add((System.nanoTime() - t0) / 1000);
+      fromPeers.increment();
+      bytesFromPeers.add(length);
+      return b;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("interrupted waiting for " + home);
+    } catch (ExecutionException | TimeoutException | IOException | RuntimeException e) {
+      long n = peerFailures.sum() + 1;
+      peerFailures.increment();
+      if (n <= 20 || n % 1000 == 0) {
+        Throwable c = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+        log.warn(
+            "{} from home {} failed (#{}), reading the source: {}", path, home, n, c.toString());
+      }
+      return source.read();
+    }
+  }
+
+  /** Units this node received from their homes. */
+  public long fromPeers() {
+    return fromPeers.sum();
+  }
+
+  /** Bytes received from homes. */
+  public long bytesFromPeers() {
+    return bytesFromPeers.sum();
+  }
+
+  /** Mean time of a unit from a peer, in microseconds (0 before the first). */
+  public long meanPeerMicros() {
+    long n = fromPeers.sum();
+    return n == 0 ? 0 : peerMicros.sum() / n;
+  }
+
+  /** Misses this node read from the source because it is their home. */
+  public long homedHere() {
+    return homedHere.sum();
+  }
+
+  /** Asks of a home that failed (the source served them instead). */
+  public long peerFailures() {
+    return peerFailures.sum();
+  }
+
+  /** The member this tier asks through. */
+  public ClusterMember member() {
+    return member;
+  }
+}

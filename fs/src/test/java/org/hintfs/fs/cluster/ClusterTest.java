@@ -1,0 +1,273 @@
+package org.hintfs.fs.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.hintfs.backing.FaultInjectingSource;
+import org.hintfs.backing.LocalDirSource;
+import org.hintfs.fs.HintFs;
+import org.hintfs.fs.Mount;
+import org.hintfs.fs.MountConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three members of one cluster in this JVM, each a whole mount (catalog, tiered cache, hint state)
+ * over its own view of one directory, with its own counter of source reads: the job fetches each
+ * file once, a member that leaves costs misses and never an error, and a member of another source
+ * or without the secret is refused in one line.
+ */
+class ClusterTest {
+  static final int FILES = 60;
+  @TempDir Path tmp;
+  Path src;
+  final List<byte[]> content = new ArrayList<>();
+  final List<String> paths = new ArrayList<>();
+  final List<HintFs> members = new ArrayList<>();
+  final List<FaultInjectingSource> sources = new ArrayList<>();
+
+  @BeforeEach
+  void dataset() throws IOException {
+    src = Files.createDirectories(tmp.resolve("src"));
+    Random rnd = new Random(11);
+    for (int i = 0; i < FILES; i++) {
+      String rel = "c" + (i % 3) + "/f" + i + ".jpg";
+      byte[] b = new byte[10_000 + rnd.nextInt(20_000)];
+      rnd.nextBytes(b);
+      Files.createDirectories(src.resolve(rel).getParent());
+      Files.write(src.resolve(rel), b);
+      paths.add("/" + rel);
+      content.add(b);
+    }
+  }
+
+  @AfterEach
+  void close() throws IOException {
+    for (HintFs m : members) {
+      m.close();
+    }
+  }
+
+  /** Two ports free for a member: its own and failure detection's, 100 above. */
+  static int freePort() throws IOException {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int p;
+      try (ServerSocket s = new ServerSocket(0)) {
+        p = s.getLocalPort();
+      }
+      if (p > 65000) {
+        continue;
+      }
+      try (ServerSocket a = new ServerSocket(p + 100)) {
+        return p;
+      } catch (IOException busy) {
+        // try another
+      }
+    }
+    throw new IOException("no free port pair");
+  }
+
+  HintFs member(int i, List<Integer> ports, Path secret, Path dir, boolean diskCache)
+      throws IOException {
+    FaultInjectingSource s = new FaultInjectingSource(new LocalDirSource(dir));
+    StringBuilder peers = new StringBuilder();
+    for (int p : ports) {
+      peers.append(peers.length() == 0 ? "" : ",").append("127.0.0.1:").append(p);
+    }
+    ClusterConfig cc =
+        ClusterConfig.parse("job", "127.0.0.1:" + ports.get(i), peers.toString(), null, secret);
+    MountConfig cfg =
+        MountConfig.builder("x", tmp.resolve("mnt" + i))
+            .cache(diskCache ? tmp.resolve("cache" + i) : null, "100%")
+            .ramCacheBytes(0)
+            .cluster(cc)
+            .build();
+    HintFs fs = Mount.create(s, Mount.listCatalog(s), cfg);
+    members.add(fs);
+    sources.add(s);
+    return fs;
+  }
+
+  static byte[] readAll(HintFs fs, String path) throws IOException {
+    long fh = fs.open(path, false);
+    try {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      long off = 0;
+      int n;
+      while ((n = fs.read(fh, off, 131_072, out::write)) > 0) {
+        off += n;
+      }
+      return out.toByteArray();
+    } finally {
+      fs.release(fh);
+    }
+  }
+
+  static JsonNode cluster(HintFs fs) throws IOException {
+    return new ObjectMapper().readTree(readAll(fs, "/.hintfs/stats")).path("cluster");
+  }
+
+  static void awaitMembers(List<HintFs> fss, int n) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      boolean all = true;
+      for (HintFs fs : fss) {
+        all &= fs.cluster().member().members().size() == n && !fs.cluster().member().rebalancing();
+      }
+      if (all) {
+        return;
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the members did not see " + n + " members within 60 s");
+  }
+
+  @Test
+  void threeMembersReadingEveryFile_fetchEachFromTheSourceOnce() throws Exception {
+    List<Integer> ports = List.of(freePort(), freePort(), freePort());
+    for (int i = 0; i < 3; i++) {
+      member(i, ports, null, src, true);
+    }
+    awaitMembers(members, 3);
+    // Every member reads every file at once, each in its own order.
+    ExecutorService pool = Executors.newFixedThreadPool(3);
+    List<Future<?>> done = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      HintFs fs = members.get(i);
+      int start = i * 20;
+      done.add(
+          pool.submit(
+              () -> {
+                for (int k = 0; k < FILES; k++) {
+                  int f = (start + k) % FILES;
+                  assertThat(readAll(fs, paths.get(f))).isEqualTo(content.get(f));
+                }
+                return null;
+              }));
+    }
+    for (Future<?> d : done) {
+      d.get(120, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    // Each file was read from the source once in the whole job, by its home.
+    long sourceReads = sources.stream().mapToLong(FaultInjectingSource::reads).sum();
+    assertThat(sourceReads).isEqualTo(FILES);
+    long homed = 0;
+    for (HintFs fs : members) {
+      JsonNode c = cluster(fs);
+      assertThat(c.path("members").size()).isEqualTo(3);
+      homed += c.path("homed_files").asLong();
+      // A member's misses are its homed files, from the source, or the others', from their homes;
+      // a homed file a peer asked for first was already cached here when this member's reader
+      // came to it: no miss.
+      assertThat(c.path("reads_from_peers").asLong()).isPositive();
+      assertThat(c.path("peer_failures").asLong()).isZero();
+    }
+    assertThat(homed).isEqualTo(FILES);
+    long served = 0;
+    long received = 0;
+    for (HintFs fs : members) {
+      served += cluster(fs).path("served_to_peers").asLong();
+      received += cluster(fs).path("reads_from_peers").asLong();
+    }
+    // Each member read each file it is not home to from that home: 2 x 60 in all.
+    assertThat(served).isEqualTo(received).isEqualTo(2 * FILES);
+  }
+
+  @Test
+  void aMemberThatLeaves_turnsItsHomesIntoMisses_neverAnError() throws Exception {
+    List<Integer> ports = List.of(freePort(), freePort(), freePort());
+    for (int i = 0; i < 3; i++) {
+      member(i, ports, null, src, false); // no disk cache: every read asks the home again
+    }
+    awaitMembers(members, 3);
+    HintFs reader = members.get(0);
+    HintFs leaving = members.get(2);
+    long leavingHomes = cluster(leaving).path("homed_files").asLong();
+    assertThat(leavingHomes).isPositive();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<?> reads =
+        pool.submit(
+            () -> {
+              for (int pass = 0; pass < 4; pass++) {
+                for (int f = 0; f < FILES; f++) {
+                  assertThat(readAll(reader, paths.get(f))).isEqualTo(content.get(f));
+                }
+              }
+              return null;
+            });
+    Thread.sleep(300);
+    leaving.close();
+    members.remove(leaving);
+    reads.get(120, TimeUnit.SECONDS);
+    pool.shutdown();
+    awaitMembers(members, 2);
+    // The homes moved to the two that remain: every file has one of them as its home again.
+    long homed = 0;
+    for (HintFs fs : members) {
+      homed += cluster(fs).path("homed_files").asLong();
+    }
+    assertThat(homed).isEqualTo(FILES);
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(reader, paths.get(f))).isEqualTo(content.get(f));
+    }
+  }
+
+  @Test
+  void aMemberOfAnotherListing_isRefusedInOneLine() throws Exception {
+    List<Integer> ports = List.of(freePort(), freePort());
+    member(0, ports, null, src, false);
+    Path other = Files.createDirectories(tmp.resolve("other/c0"));
+    Files.writeString(other.resolve("x.jpg"), "another dataset");
+    assertThatThrownBy(() -> member(1, ports, null, other.getParent(), false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("cluster job serves ")
+        .hasMessageContaining("; this mount serves ")
+        .hasMessageEndingWith(": give this job its own --cluster name, or mount the same source")
+        .satisfies(e -> assertThat(e.getMessage().lines()).hasSize(1));
+  }
+
+  @Test
+  void withASecret_onlyItsHoldersJoin_andTheyServeEachOther() throws Exception {
+    Path secret = Files.write(tmp.resolve("secret"), "0123456789abcdef0123456789abcdef".getBytes());
+    Path wrong = Files.write(tmp.resolve("wrong"), "fedcba9876543210fedcba9876543210".getBytes());
+    List<Integer> ports = List.of(freePort(), freePort(), freePort());
+    member(0, ports, secret, src, false);
+    member(1, ports, secret, src, false);
+    awaitMembers(members, 2);
+    long t0 = System.nanoTime();
+    assertThatThrownBy(() -> member(2, ports, wrong, src, false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("cluster job answers at 127.0.0.1:")
+        .hasMessageEndingWith(
+            "but did not take this member in 12 s: its members hold another"
+                + " --cluster-secret-file than "
+                + wrong);
+    assertThat((System.nanoTime() - t0) / 1e9).isLessThan(30);
+    // And a member with no secret at all is refused too.
+    assertThatThrownBy(() -> member(2, ports, null, src, false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageEndingWith("(this mount has none)");
+    assertThat(members.get(0).cluster().member().members()).hasSize(2);
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(members.get(1), paths.get(f))).isEqualTo(content.get(f));
+    }
+    assertThat(cluster(members.get(1)).path("reads_from_peers").asLong()).isPositive();
+  }
+}
