@@ -405,7 +405,12 @@ public final class HintFs {
   /** Stops background work and flushes the trace. */
   public void close() throws IOException {
     if (cluster != null) {
-      cluster.member().close(); // leaves the view: the others take over this node's homes
+      try {
+        cluster.member().close(); // leaves the view: the others take over this node's homes
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(HintFs.class)
+            .warn("leaving the cluster: {}", e.toString());
+      }
     }
     workers.close();
     hints.streams().close();

@@ -240,7 +240,7 @@ final class StatsReport {
     var member = peers.member();
     Map<String, Object> c = new LinkedHashMap<>();
     c.put("name", member.name());
-    c.put("self", member.self().toString());
+    c.put("self", org.hintfs.fs.cluster.ClusterMember.display(member.self()));
     c.put("members", member.members());
     c.put("view_changes", member.viewChanges());
     c.put("topologies", member.rebalances());

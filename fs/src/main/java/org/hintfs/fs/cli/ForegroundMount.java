@@ -56,6 +56,7 @@ final class ForegroundMount {
             .tracePath(c.trace == null ? null : c.trace.toAbsolutePath())
             .prefetchWindow(c.prefetchWindow)
             .detectOrder(!c.noDetectOrder)
+            .cluster(c.clusterConfig())
             .build();
     Catalog catalog = catalogFor(src, dir, c.reuseListing);
     HintFs fs;

@@ -44,7 +44,14 @@ public final class Main implements Runnable {
 
   /** Runs the command line and exits with its status. */
   public static void main(String[] args) {
-    System.exit(run(args));
+    int status = 1;
+    try {
+      status = run(args);
+    } finally {
+      // Always: the cluster's JGroups threads are not daemon threads, and a daemon whose close
+      // failed must still end rather than hold its ports.
+      System.exit(status);
+    }
   }
 
   /** Runs the command line and returns its exit status (for tests). */

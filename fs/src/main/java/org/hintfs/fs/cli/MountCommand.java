@@ -13,6 +13,7 @@ import org.hintfs.backing.Sources;
 import org.hintfs.backing.s3.S3Options;
 import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.Sizes;
+import org.hintfs.fs.cluster.ClusterConfig;
 import org.hintfs.fs.store.CacheDirectory;
 import org.hintfs.policy.Policies;
 import org.slf4j.Logger;
@@ -214,6 +215,46 @@ final class MountCommand implements Callable<Integer> {
   boolean preloadIntoHeap;
 
   @Option(
+      names = "--cluster",
+      paramLabel = "NAME",
+      description =
+          "share one cache with the other nodes of a job: every daemon of the job names the same"
+              + " cluster; each sample is fetched from the source by its home alone")
+  String cluster;
+
+  @Option(
+      names = "--cluster-bind",
+      paramLabel = "HOST[:PORT]",
+      description =
+          "where this member listens (default 127.0.0.1:7800); a loopback or private address"
+              + " unless --cluster-secret-file is given")
+  String clusterBind;
+
+  @Option(
+      names = "--cluster-peers",
+      paramLabel = "HOST[:PORT],...",
+      description =
+          "members to find the cluster by (e.g. every node of a Slurm job: scontrol show"
+              + " hostnames); '+' also separates them (for fstab)")
+  String clusterPeers;
+
+  @Option(
+      names = "--cluster-config",
+      paramLabel = "FILE",
+      description =
+          "a JGroups stack of your own instead of TCP + TCPPING (e.g. DNS_PING for a Kubernetes"
+              + " headless service)")
+  Path clusterConfig;
+
+  @Option(
+      names = "--cluster-secret-file",
+      paramLabel = "FILE",
+      description =
+          "only members holding this file's bytes join (JGroups AUTH), and their traffic is"
+              + " encrypted with a key drawn from it (SYM_ENCRYPT)")
+  Path clusterSecretFile;
+
+  @Option(
       names = "--allow-nonempty",
       description =
           "mount over a directory that has files in it (they are hidden while mounted; -o"
@@ -282,6 +323,38 @@ final class MountCommand implements Callable<Integer> {
     }
     if (fuseThreads < 1 || fuseThreads > 1024) {
       throw new UserError("--fuse-threads must be between 1 and 1024, not " + fuseThreads);
+    }
+    if (cluster == null
+        && (clusterBind != null
+            || clusterPeers != null
+            || clusterConfig != null
+            || clusterSecretFile != null)) {
+      throw new UserError(
+          "--cluster-bind, --cluster-peers, --cluster-config and --cluster-secret-file need"
+              + " --cluster NAME");
+    }
+    clusterConfig();
+  }
+
+  /** The cluster to join, checked; null without --cluster. */
+  ClusterConfig clusterConfig() {
+    if (cluster == null) {
+      return null;
+    }
+    for (Path f : new Path[] {clusterConfig, clusterSecretFile}) {
+      if (f != null && !java.nio.file.Files.isReadable(f)) {
+        throw new UserError(f + " does not exist or cannot be read");
+      }
+    }
+    try {
+      return ClusterConfig.parse(
+          cluster,
+          clusterBind,
+          clusterPeers == null ? null : clusterPeers.replace('+', ','),
+          clusterConfig == null ? null : clusterConfig.toAbsolutePath(),
+          clusterSecretFile == null ? null : clusterSecretFile.toAbsolutePath());
+    } catch (IllegalArgumentException e) {
+      throw new UserError(e.getMessage());
     }
   }
 

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -87,6 +88,13 @@ final class StatusCommand implements Callable<Integer> {
       ControlClient.sleep((long) (watch * 1000));
       s = requireStats(mp);
     }
+  }
+
+  /** The texts of a JSON array. */
+  static List<String> texts(JsonNode array) {
+    List<String> out = new java.util.ArrayList<>();
+    array.forEach(n -> out.add(n.asText()));
+    return out;
   }
 
   /** "EIO 3, ENOENT 12", or "none". */
@@ -244,6 +252,44 @@ final class StatusCommand implements Callable<Integer> {
             + " evicted by hand");
     // What readers saw, apart from what failed in the background (a prefetch that failed during an
     // outage and was retried): no reader saw those.
+    JsonNode cl = s.path("cluster");
+    if (cl.isObject()) {
+      row(
+          out,
+          "cluster",
+          cl.path("name").asText()
+              + ": "
+              + cl.path("members").size()
+              + " members ("
+              + String.join(", ", texts(cl.path("members")))
+              + "), this one "
+              + cl.path("self").asText()
+              + (cl.path("rebalancing").asBoolean() ? ", rebalancing" : ""));
+      row(
+          out,
+          "homed here",
+          cl.path("homed_files").asLong()
+              + " files ("
+              + Human.bytes(cl.path("homed_bytes").asLong())
+              + "); served to peers "
+              + cl.path("served_to_peers").asLong()
+              + " ("
+              + Human.bytes(cl.path("bytes_served_to_peers").asLong())
+              + ")");
+      row(
+          out,
+          "misses served",
+          "by peers "
+              + cl.path("reads_from_peers").asLong()
+              + " ("
+              + Human.bytes(cl.path("bytes_from_peers").asLong())
+              + ", mean "
+              + String.format("%.1f ms", cl.path("peer_mean_us").asLong() / 1000.0)
+              + "), by the source as home "
+              + cl.path("source_reads_as_home").asLong()
+              + ", by the source after a peer failed "
+              + cl.path("peer_failures").asLong());
+    }
     row(out, "reader errors", errnoCounts(s.path("errors")));
     String bg = errnoCounts(s.path("background_errors"));
     row(

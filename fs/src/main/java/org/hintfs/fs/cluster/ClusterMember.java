@@ -84,6 +84,7 @@ public final class ClusterMember implements AutoCloseable {
   public static ClusterMember join(ClusterConfig config, String identity, HomeServer server)
       throws ClusterRefusedException {
     byte[] secret = readSecret(config);
+    String tag = SharedSecret.tag(secret);
     DefaultCacheManager cm;
     try {
       GlobalConfigurationBuilder g = new GlobalConfigurationBuilder();
@@ -91,7 +92,7 @@ public final class ClusterMember implements AutoCloseable {
       // own is replaced by Infinispan's default (UDP multicast) stack without a word.
       g.transport()
           .clusterName(config.name())
-          .nodeName(config.bindHost() + ":" + config.bindPort())
+          .nodeName(config.bindHost() + ":" + config.bindPort() + "~" + tag)
           .defaultTransport()
           .addProperty(JGroupsTransport.CHANNEL_CONFIGURATOR, new Stack(config, secret));
       g.jmx().disable();
@@ -116,7 +117,7 @@ public final class ClusterMember implements AutoCloseable {
       repl.clustering().cacheMode(CacheMode.REPL_SYNC).remoteTimeout(10, TimeUnit.SECONDS);
       repl.encoding().mediaType(MediaType.APPLICATION_OBJECT_TYPE);
       cm.defineConfiguration(JOB, repl.build());
-      refuseIfShutOut(cm, config);
+      refuseIfShutOut(cm, config, tag);
       Cache<String, String> job = cm.getCache(JOB);
       String served = job.putIfAbsent("identity", identity);
       if (served != null && !served.equals(identity)) {
@@ -144,58 +145,70 @@ public final class ClusterMember implements AutoCloseable {
 
   /**
    * A member whose messages the others cannot decrypt (another secret, or none where they have one)
-   * is never answered: JGroups makes it a cluster of its own after its join attempts. When a peer
-   * it was given listens and yet, after MERGE3's reach, this member is still alone, it was shut
-   * out: refuse. (Members started at once find each other within that time.)
+   * is never answered: JGroups makes it a cluster of its own after its join attempts, without an
+   * error. Each member's logical name carries a tag of its key ({@link SharedSecret#tag}), and
+   * discovery, which runs below the encryption, brings the peers' names in the clear: a peer whose
+   * tag differs is positive proof, and the member is refused. A member that is alone only because
+   * the others were still starting waits for MERGE3 to join them, as JGroups intends.
    */
-  private static void refuseIfShutOut(DefaultCacheManager cm, ClusterConfig c)
+  private static void refuseIfShutOut(DefaultCacheManager cm, ClusterConfig c, String tag)
       throws ClusterRefusedException {
-    if (cm.getMembers().size() > 1) {
-      return;
-    }
-    String listening = null;
-    for (String p : c.peers()) {
-      int colon = p.lastIndexOf(':');
-      String host = p.substring(0, colon);
-      int port = Integer.parseInt(p.substring(colon + 1));
-      if (port == c.bindPort() && host.equals(c.bindHost())) {
-        continue;
-      }
-      try (java.net.Socket s = new java.net.Socket()) {
-        s.connect(new java.net.InetSocketAddress(host, port), 500);
-        listening = p;
-        break;
-      } catch (IOException e) {
-        // not up (yet): no sign of a cluster there
-      }
-    }
-    if (listening == null) {
-      return;
+    String self = c.bindHost() + ":" + c.bindPort();
+    if (c.peers().stream().noneMatch(p -> !p.equals(self) && listening(p))) {
+      return; // the first member up: nobody to be shut out by
     }
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SHUT_OUT_SECONDS);
     while (cm.getMembers().size() == 1 && System.nanoTime() < deadline) {
+      for (String name : org.jgroups.util.NameCache.getContents().values()) {
+        int cut = name.lastIndexOf('~');
+        if (cut < 0
+            || name.substring(0, cut).equals(self)
+            || !c.peers().contains(name.substring(0, cut))) {
+          continue;
+        }
+        if (name.substring(cut + 1).equals(tag)) {
+          return; // a peer of the same key: MERGE3 joins us when it can
+        }
+        throw new ClusterRefusedException(
+            "cluster "
+                + c.name()
+                + " at "
+                + name.substring(0, cut)
+                + " holds another --cluster-secret-file"
+                + (c.secretFile() == null ? " (this mount has none)" : " than " + c.secretFile())
+                + ": its members will not take this one");
+      }
       try {
         Thread.sleep(100);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        break;
+        return;
       }
     }
-    if (cm.getMembers().size() == 1) {
-      throw new ClusterRefusedException(
-          "cluster "
-              + c.name()
-              + " answers at "
-              + listening
-              + " but did not take this member in "
-              + SHUT_OUT_SECONDS
-              + " s: its members hold another --cluster-secret-file"
-              + (c.secretFile() == null ? " (this mount has none)" : " than " + c.secretFile()));
+    if (cm.getMembers().size() == 1 && !c.peers().isEmpty()) {
+      log.warn(
+          "cluster {}: alone after {} s; the members at {} will be merged when they answer",
+          c.name(),
+          SHUT_OUT_SECONDS,
+          c.peers());
     }
   }
 
-  /** Longer than MERGE3's greatest interval (5 s), so members started together have merged. */
-  static final int SHUT_OUT_SECONDS = 12;
+  private static boolean listening(String hostPort) {
+    int colon = hostPort.lastIndexOf(':');
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(
+          new java.net.InetSocketAddress(
+              hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1))),
+          500);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Several MERGE3 rounds (at most 5 s apart): members started together have merged by then. */
+  static final int SHUT_OUT_SECONDS = 20;
 
   private static byte[] readSecret(ClusterConfig c) throws ClusterRefusedException {
     if (c.secretFile() == null) {
@@ -308,7 +321,7 @@ public final class ClusterMember implements AutoCloseable {
         "  <pbcast.NAKACK2 use_mcast_xmit=\"false\" xmit_interval=\"200ms\"/>",
         "  <UNICAST3 xmit_interval=\"200ms\"/>",
         "  <pbcast.STABLE desired_avg_gossip=\"5s\" max_bytes=\"1M\"/>",
-        "  <pbcast.GMS print_local_addr=\"false\" join_timeout=\"2s\" max_join_attempts=\"3\"/>",
+        "  <pbcast.GMS print_local_addr=\"false\" join_timeout=\"3s\" max_join_attempts=\"4\"/>",
         "  <UFC max_credits=\"4m\" min_threshold=\"0.40\"/>",
         "  <MFC max_credits=\"4m\" min_threshold=\"0.40\"/>",
         "  <FRAG4 frag_size=\"60k\"/>",
@@ -378,7 +391,14 @@ public final class ClusterMember implements AutoCloseable {
 
   /** The members now, in view order (the first is the coordinator). */
   public List<String> members() {
-    return manager.getMembers().stream().map(Object::toString).toList();
+    return manager.getMembers().stream().map(ClusterMember::display).toList();
+  }
+
+  /** A member's name as users know it: HOST:PORT, without its key's tag. */
+  public static String display(Object address) {
+    String s = String.valueOf(address);
+    int cut = s.lastIndexOf('~');
+    return cut < 0 ? s : s.substring(0, cut);
   }
 
   /** The cluster's name. */

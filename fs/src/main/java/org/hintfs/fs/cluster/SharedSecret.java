@@ -32,6 +32,25 @@ public final class SharedSecret extends AuthToken {
     this.secret = secret.clone();
   }
 
+  /**
+   * A short public tag of the key ("open" without a secret): 24 bits of a hash of the derived key,
+   * shown in the member's name so that a member with another secret can be told so. It says nothing
+   * usable about the secret.
+   */
+  static String tag(byte[] secret) {
+    if (secret == null) {
+      return "open";
+    }
+    try {
+      MessageDigest d = MessageDigest.getInstance("SHA-256");
+      d.update("hintfs key tag v1".getBytes(StandardCharsets.UTF_8));
+      d.update(aesKey(secret).getEncoded());
+      return java.util.HexFormat.of().formatHex(d.digest(), 0, 3);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** AES-128 key for SYM_ENCRYPT: SHA-256 of a label and the secret, cut to 16 bytes. */
   static SecretKey aesKey(byte[] secret) throws GeneralSecurityException {
     MessageDigest d = MessageDigest.getInstance("SHA-256");
