@@ -5,42 +5,249 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+/**
+ * The {@code hintfs} command line as a user meets it: exit status (0 done, 1 bad input or a failed
+ * precondition, 2 a command line picocli cannot parse), what goes to stdout and to stderr, and the
+ * help. No test here mounts anything: each bad value is refused before FUSE is touched.
+ */
 class MainTest {
-  private static String stdout(String... args) {
-    PrintStream old = System.out;
-    ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-    try {
-      assertThat(Main.run(args)).isZero();
-    } finally {
-      System.setOut(old);
+  @TempDir Path tmp;
+
+  /** What one run of {@code hintfs args...} did. */
+  record Run(int rc, String out, String err) {
+    /** stderr as lines, trailing blank ones dropped. */
+    java.util.List<String> errLines() {
+      return err.strip().lines().toList();
     }
-    return buf.toString(StandardCharsets.UTF_8);
   }
+
+  private static Run run(String... args) {
+    PrintStream oldOut = System.out;
+    PrintStream oldErr = System.err;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    int rc;
+    try {
+      rc = Main.run(args);
+    } finally {
+      System.setOut(oldOut);
+      System.setErr(oldErr);
+    }
+    return new Run(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  private static final String[] COMMANDS = {
+    "mount",
+    "unmount",
+    "status",
+    "prefetch",
+    "pin",
+    "unpin",
+    "evict",
+    "policy",
+    "refresh",
+    "simulate"
+  };
 
   @Test
   void completionCoversEveryCommandAndPolicyNames() {
-    String script = stdout("generate-completion");
-    assertThat(script).contains("complete -F");
-    for (String cmd :
-        new String[] {
-          "mount", "unmount", "status", "prefetch", "pin", "unpin", "evict", "policy"
-        }) {
-      assertThat(script).contains(cmd);
+    Run r = run("generate-completion");
+    assertThat(r.rc()).isZero();
+    assertThat(r.out()).contains("complete -F");
+    for (String cmd : COMMANDS) {
+      assertThat(r.out()).contains(cmd);
     }
-    assertThat(script).contains("shade").contains("clairvoyant");
+    assertThat(r.out()).contains("shade").contains("clairvoyant");
   }
 
   @Test
-  void everyCommandHasHelpWithExamples() {
-    for (String cmd :
-        new String[] {
-          "mount", "unmount", "status", "prefetch", "pin", "unpin", "evict", "policy", "simulate"
-        }) {
-      String help = stdout(cmd, "--help");
-      assertThat(help).as(cmd).contains("Usage: hintfs " + cmd).contains("Examples:");
+  void everyCommandsHelp_isItsUsageWithExamples_onStdout_exit0() {
+    for (String cmd : COMMANDS) {
+      Run r = run(cmd, "--help");
+      assertThat(r.rc()).as(cmd).isZero();
+      assertThat(r.err()).as(cmd).isEmpty();
+      assertThat(r.out()).as(cmd).startsWith("Usage: hintfs " + cmd).contains("Examples:");
+      // "hintfs help CMD" prints the same page.
+      assertThat(run("help", cmd).out()).as(cmd).isEqualTo(r.out());
     }
+  }
+
+  @Test
+  void mountHelp_namesEveryOptionWithItsDefault() {
+    String help = run("mount", "--help").out();
+    assertThat(help)
+        .contains("SOURCE", "MOUNTPOINT")
+        .contains("--cache-size=SIZE", "(default: 100%")
+        .contains("--ram-cache=SIZE", "(default:\n                             512M)")
+        .contains("--policy=NAME", "auto, lru, lfu, static, shade, impact,")
+        .contains("--prefetch-window=FILES", "(default: 256)")
+        .contains("--metrics-port=[HOST:]PORT")
+        .contains("--foreground", "--cache-dir=DIR", "--no-disk-cache", "-o=OPT");
+  }
+
+  @Test
+  void topLevelHelp_listsEveryCommand() {
+    Run r = run("--help");
+    assertThat(r.rc()).isZero();
+    assertThat(r.out()).startsWith("Usage: hintfs [-hV] [COMMAND]").contains("Commands:");
+    for (String cmd : COMMANDS) {
+      assertThat(r.out()).as(cmd).containsPattern("(?m)^  " + cmd + "\\b");
+    }
+  }
+
+  @Test
+  void version_printsTheBuildsVersion() {
+    Run r = run("--version");
+    assertThat(r.rc()).isZero();
+    assertThat(r.out().strip()).isEqualTo("hintfs " + org.hintfs.fs.Version.VERSION);
+  }
+
+  @Test
+  void noCommand_exits2_askingForOne_withTheUsage() {
+    Run r = run();
+    assertThat(r.rc()).isEqualTo(2);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.errLines().get(0)).isEqualTo("name a command");
+    assertThat(r.err()).contains("Usage: hintfs [-hV] [COMMAND]");
+  }
+
+  @Test
+  void anUnknownCommand_exits2_namingItAndSuggestingNear() {
+    Run r = run("frobnicate");
+    assertThat(r.rc()).isEqualTo(2);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.errLines().get(0)).isEqualTo("Unmatched argument at index 0: 'frobnicate'");
+    assertThat(r.errLines().get(1)).startsWith("Did you mean: hintfs ");
+  }
+
+  @Test
+  void anUnknownOption_exits2_namingItFirst_thenTheCommandsUsage() {
+    Run r = run("mount", "--bogus", "a", "b");
+    assertThat(r.rc()).isEqualTo(2);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.errLines().get(0)).isEqualTo("Unknown option: '--bogus'");
+    assertThat(r.errLines().get(1)).startsWith("Usage: hintfs mount ");
+  }
+
+  @Test
+  void aMissingArgument_exits2_namingIt() {
+    Run r = run("mount", tmp.toString());
+    assertThat(r.rc()).isEqualTo(2);
+    assertThat(r.errLines().get(0)).isEqualTo("Missing required parameter: 'MOUNTPOINT'");
+  }
+
+  @Test
+  void badFlagValues_exit1_withOneLineSayingWhatWouldBeRight() throws Exception {
+    Path src = Files.createDirectories(tmp.resolve("src"));
+    Path mnt = Files.createDirectories(tmp.resolve("mnt"));
+    String s = src.toString();
+    String m = mnt.toString();
+    String[][] cases = {
+      {
+        "hintfs: not a size: 'lots' (use bytes or K/M/G/T, e.g. 20G, or a share like 10%)",
+        "mount",
+        s,
+        m,
+        "--cache-size",
+        "lots"
+      },
+      {
+        "hintfs: unknown policy 'nope': choose one of auto, lru, lfu, static, shade, impact,"
+            + " clairvoyant",
+        "mount",
+        s,
+        m,
+        "--policy",
+        "nope"
+      },
+      {
+        "hintfs: --retry-timeout must be between 0 and 3600 seconds, not 5000",
+        "mount",
+        s,
+        m,
+        "--retry-timeout",
+        "5000"
+      },
+      {
+        "hintfs: --fuse-threads must be between 1 and 1024, not 0",
+        "mount",
+        s,
+        m,
+        "--fuse-threads",
+        "0"
+      },
+      {
+        "hintfs: --endpoint, --region and --path-style apply to s3:// sources only",
+        "mount",
+        s,
+        m,
+        "--endpoint",
+        "http://localhost:9000"
+      },
+      {
+        "hintfs: source " + tmp.resolve("absent") + " does not exist",
+        "mount",
+        tmp.resolve("absent").toString(),
+        m,
+        "--no-disk-cache"
+      },
+      {"hintfs: " + m + " is not mounted", "unmount", m},
+      {
+        "hintfs: cache sizes are percentages in (0, 100], not 0.0",
+        "simulate",
+        "--generate",
+        "uniform",
+        "--sizes",
+        "0"
+      },
+      {
+        "hintfs: --generate takes uniform, importance or pads, not 'zipf'",
+        "simulate",
+        "--generate",
+        "zipf"
+      },
+    };
+    for (String[] c : cases) {
+      String[] args = java.util.Arrays.copyOfRange(c, 1, c.length);
+      Run r = run(args);
+      String what = String.join(" ", args);
+      assertThat(r.rc()).as(what).isEqualTo(1);
+      assertThat(r.out()).as(what).isEmpty();
+      assertThat(r.errLines()).as(what).containsExactly(c[0]);
+    }
+    // Refused before anything was mounted or written.
+    assertThat(mnt).isEmptyDirectory();
+  }
+
+  @Test
+  void simulate_printsOneRowPerPolicyAndSize() {
+    Run r =
+        run(
+            "simulate",
+            "--generate",
+            "uniform",
+            "--samples",
+            "100",
+            "--epochs",
+            "2",
+            "--sizes",
+            "20,50",
+            "--policies",
+            "lru,clairvoyant");
+    assertThat(r.rc()).as(r.err()).isZero();
+    // A header, its rule, and 2 policies x 2 sizes.
+    assertThat(r.out().strip().lines())
+        .hasSize(2 + 4)
+        .first()
+        .asString()
+        .startsWith("| trace | cache | policy | hit ratio |");
+    assertThat(r.out()).contains("| uniform | 20% | lru |", "| uniform | 50% | clairvoyant |");
   }
 }
