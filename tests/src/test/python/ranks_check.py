@@ -4,7 +4,7 @@ them), each with DistributedSampler over ImageFolder and a DataLoader with worke
 Usage: /usr/bin/python3 ranks_check.py MOUNT SOURCE [--world W] [--seed S] [--epochs E]
        [--workers K] [--batch B] [--root DIR] [--no-hints | --no-control | --plain]
        [--no-set-epoch]
-       [--kill-rank R --kill-after B] [--drop-caches] [--step-ms MS]
+       [--kill-rank R --kill-after B] [--drop-caches] [--step-ms MS] [--open-log]
 
 The launcher (this process) starts W rank processes and waits; each rank checks every byte it
 reads against the source and reports, per epoch, its seconds and the share of its opens served
@@ -36,6 +36,28 @@ def raw(path):
 
 def keep(batch):
     return batch
+
+
+class TimedLoader:
+    """ImageFolder's loader that logs each sample's open: monotonic ns before the open and after
+    the last byte, and the path under the mount, one line per sample in a file of each process."""
+
+    def __init__(self, mount, sync):
+        self.mount = mount.rstrip("/") + "/"
+        self.sync = sync
+        self.files = {}
+
+    def __call__(self, path):
+        t0 = time.monotonic_ns()
+        data = raw(path)
+        t1 = time.monotonic_ns()
+        f = self.files.get(os.getpid())
+        if f is None:  # a DataLoader worker, forked: a file of its own
+            f = open(os.path.join(self.sync, "opens.%s.%d" % (os.environ["RANK"], os.getpid())),
+                     "a", buffering=1)
+            self.files[os.getpid()] = f
+        f.write("%d %d %s\n" % (t0, t1, path[len(self.mount):]))
+        return data
 
 
 def my_stream(stats):
@@ -73,7 +95,8 @@ def rank_main(a):
     from hintfs_hints import Hints
 
     rank = int(os.environ["RANK"])
-    ds = ImageFolder(os.path.join(a.mount, a.root), loader=raw)
+    loader_fn = TimedLoader(a.mount, a.sync) if a.open_log else raw
+    ds = ImageFolder(os.path.join(a.mount, a.root), loader=loader_fn)
     want = [hashlib.sha256(raw(p.replace(a.mount, a.source, 1))).hexdigest() for p, _ in ds.samples]
     hints = None if a.plain or a.no_control else Hints(a.mount, dataset=a.root)
     stats_path = os.path.join(a.mount, ".hintfs", "stats")
@@ -191,6 +214,15 @@ def launcher(a):
         if os.path.exists(path):
             with open(path) as f:
                 result["ranks"].append(json.load(f))
+            if a.open_log:
+                opens = []
+                for name in os.listdir(a.sync):
+                    if name.startswith("opens.%d." % r):
+                        with open(os.path.join(a.sync, name)) as f:
+                            for line in f:
+                                t0, t1, rel = line.rstrip("\n").split(" ", 2)
+                                opens.append([int(t0), int(t1), rel])
+                result["ranks"][-1]["opens"] = sorted(opens)
         else:
             result["ranks"].append({"rank": r, "failed": True})
             rc |= 1
@@ -232,6 +264,8 @@ def main():
     p.add_argument("--drop-caches", action="store_true")
     p.add_argument("--step-ms", type=float, default=0, help="a training step per batch (sleep)")
     p.add_argument("--misses-per-batch", action="store_true", help="diagnosis: slower")
+    p.add_argument("--open-log", action="store_true",
+                   help="report every sample's open (monotonic ns before and after, path)")
     p.add_argument("--as-rank", action="store_true")
     a = p.parse_args()
     if a.as_rank:

@@ -6,10 +6,15 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * A TCP proxy that adds latency, because {@code tc netem} is not in this kernel: every chunk the
@@ -17,7 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>It also measures concurrency independently of hintfs: a connection has a request in flight
  * from the moment its request arrives (before the delay) until the first bytes of the answer come
- * back, and {@link #maxInFlight()} is the most that were at once.
+ * back, and {@link #maxInFlight()} is the most that were at once. {@link #gets()} lists every GET
+ * it forwarded: its path, when it arrived and when the answer's first bytes came back.
  */
 public final class DelayProxy implements AutoCloseable {
   private final ServerSocket server;
@@ -35,6 +41,17 @@ public final class DelayProxy implements AutoCloseable {
   private final AtomicInteger maxInFlight = new AtomicInteger();
   private final AtomicLong requests = new AtomicLong();
   private final AtomicInteger connections = new AtomicInteger();
+  private final ConcurrentLinkedQueue<Get> gets = new ConcurrentLinkedQueue<>();
+
+  /**
+   * One GET seen at the proxy, times from {@link System#nanoTime()} (CLOCK_MONOTONIC on Linux, the
+   * clock of Python's {@code time.monotonic_ns()}).
+   *
+   * @param path the request target up to its query, e.g. {@code /bucket/prefix/key}
+   * @param arrivedNs when its request reached the proxy
+   * @param answeredNs when the first bytes of its answer came back, or -1 if none did
+   */
+  public record Get(String path, long arrivedNs, long answeredNs) {}
 
   public DelayProxy(String targetHost, int targetPort, long delayMillis) throws IOException {
     this.server = new ServerSocket();
@@ -81,6 +98,11 @@ public final class DelayProxy implements AutoCloseable {
     return requests.get();
   }
 
+  /** Every GET forwarded so far, those still unanswered with {@code answeredNs} -1. */
+  public List<Get> gets() {
+    return new ArrayList<>(gets);
+  }
+
   /** Connections accepted so far. */
   public int connections() {
     return connections.get();
@@ -105,16 +127,22 @@ public final class DelayProxy implements AutoCloseable {
       upstream.setTcpNoDelay(true);
       boolean[] waiting = {false};
       Object lock = new Object();
+      String[] getPath = {null};
+      long[] getArrived = {0};
       pool.execute(
           () ->
               pump(
                   upstream,
                   client,
-                  () -> {
+                  chunk -> {
                     synchronized (lock) {
                       if (waiting[0]) {
                         waiting[0] = false;
                         inFlight.decrementAndGet();
+                      }
+                      if (getPath[0] != null) {
+                        gets.add(new Get(getPath[0], getArrived[0], System.nanoTime()));
+                        getPath[0] = null;
                       }
                     }
                   },
@@ -122,8 +150,16 @@ public final class DelayProxy implements AutoCloseable {
       pump(
           client,
           upstream,
-          () -> {
+          chunk -> {
             synchronized (lock) {
+              String get = getPath(chunk);
+              if (get != null) {
+                if (getPath[0] != null) {
+                  gets.add(new Get(getPath[0], getArrived[0], -1)); // never answered
+                }
+                getPath[0] = get;
+                getArrived[0] = System.nanoTime();
+              }
               requests.incrementAndGet();
               if (!waiting[0]) {
                 waiting[0] = true;
@@ -138,20 +174,37 @@ public final class DelayProxy implements AutoCloseable {
           waiting[0] = false;
           inFlight.decrementAndGet();
         }
+        if (getPath[0] != null) {
+          gets.add(new Get(getPath[0], getArrived[0], -1));
+          getPath[0] = null;
+        }
       }
     } catch (IOException e) {
       // the client or the server went away
     }
   }
 
-  private static void pump(Socket from, Socket to, Runnable onChunk, long delay) {
+  /** The target of a chunk that starts an HTTP GET, up to its query; else null. */
+  private static String getPath(String chunk) {
+    if (!chunk.startsWith("GET ")) {
+      return null;
+    }
+    int end = chunk.indexOf(' ', 4);
+    String target = end < 0 ? chunk.substring(4) : chunk.substring(4, end);
+    int q = target.indexOf('?');
+    return q < 0 ? target : target.substring(0, q);
+  }
+
+  private static void pump(Socket from, Socket to, Consumer<String> onChunk, long delay) {
     byte[] buf = new byte[64 * 1024];
     try {
       InputStream in = from.getInputStream();
       OutputStream out = to.getOutputStream();
       int n;
       while ((n = in.read(buf)) > 0) {
-        onChunk.run(); // in flight from its arrival: the delay is part of what the client waits
+        // In flight from its arrival: the delay is part of what the client waits. A request line
+        // fits in the first 512 bytes of its chunk.
+        onChunk.accept(new String(buf, 0, Math.min(n, 512), StandardCharsets.ISO_8859_1));
         if (delay > 0) {
           Thread.sleep(delay);
         }

@@ -17,6 +17,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.hintfs.backing.LocalDirSource;
 
@@ -139,8 +142,23 @@ final class S3ProxyServer implements AutoCloseable {
                 files.add(o.path());
               }
             });
-    for (String f : files) {
-      put(c, bucket, prefix + f, Files.readAllBytes(dir.resolve(f)));
+    // Eight PUTs at once: thousands of small objects upload in a fraction of the serial time.
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (String f : files) {
+        done.add(
+            pool.submit(
+                () -> {
+                  put(c, bucket, prefix + f, Files.readAllBytes(dir.resolve(f)));
+                  return null;
+                }));
+      }
+      for (Future<?> d : done) {
+        d.get();
+      }
+    } finally {
+      pool.shutdownNow();
     }
   }
 
