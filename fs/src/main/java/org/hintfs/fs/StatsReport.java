@@ -248,6 +248,7 @@ final class StatsReport {
     long[] homed = homedHere(member);
     c.put("homed_files", homed[0]);
     c.put("homed_bytes", homed[1]);
+    c.put("guest_files", fs.cache().guestFiles());
     c.put("reads_from_peers", peers.fromPeers());
     c.put("bytes_from_peers", peers.bytesFromPeers());
     c.put("peer_mean_us", peers.meanPeerMicros());

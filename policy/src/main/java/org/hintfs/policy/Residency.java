@@ -22,6 +22,12 @@ import java.util.List;
  *
  * Pinned: an admin's {@code pin}, until unpinned. Held: fetched for a reader who will come (owed
  * substitution samples), until that sample's next access.
+ *
+ * <p>Guests: in a cluster, a copy of a sample another member is home to. The job reads a homed
+ * sample from its home's cache, so a home must not lose its samples to copies that only save this
+ * node a hop: a guest is stored only in room that no homed sample needs (free space, or another
+ * guest's), and room for a homed sample is taken from the guests first. Guests leave in the order
+ * they were last used (an LRU of their own: no scan of the policy's order to find one).
  */
 public final class Residency {
   /** What the owner does when a sample enters or leaves (its stored bytes, its listeners). */
@@ -36,6 +42,7 @@ public final class Residency {
   private final long[] charged;
   private final BitSet pinned = new BitSet();
   private final BitSet held = new BitSet();
+  private final java.util.LinkedHashSet<Integer> guests = new java.util.LinkedHashSet<>();
   private final Events events;
   private CachePolicy policy;
   private long capacity;
@@ -55,19 +62,38 @@ public final class Residency {
    * @return true if it is now charged (the caller stores the bytes), false if not stored
    */
   public boolean admit(int sample, long charge) {
+    return admit(sample, charge, false);
+  }
+
+  /**
+   * Stores a unit as {@link #admit(int, long)} does; a {@code guest} (a copy of a sample another
+   * member is home to) only in free room or in room other guests give up.
+   *
+   * @return true if it is now charged (the caller stores the bytes), false if not stored
+   */
+  public boolean admit(int sample, long charge, boolean guest) {
     boolean first = charged[sample] == 0;
     if (charge > capacity) {
       return false;
     }
     boolean kept = pinned.get(sample) || held.get(sample);
-    if (first && used + charge > capacity && !kept && !policy.admit(sample)) {
+    if (first && used + charge > capacity && !kept && !guest && !policy.admit(sample)) {
       return false;
     }
     if (!first) {
       policy.recordAccess(sample, true); // keep the sample being filled away from the victim slot
     }
+    boolean roomFromGuests = evictGuests(charge, sample);
+    if (guest && !kept && first && !roomFromGuests) {
+      return false; // never a homed sample's room
+    }
     if (!makeRoom(charge, sample)) {
       return false;
+    }
+    if (first && guest && !kept) {
+      guests.add(sample);
+    } else if (!guest) {
+      guests.remove(sample); // stored as this node's own now (its home moved here)
     }
     if (first) {
       policy.added(sample);
@@ -103,6 +129,7 @@ public final class Residency {
       return false;
     }
     policy.removed(sample);
+    guests.remove(sample);
     return true;
   }
 
@@ -115,7 +142,41 @@ public final class Residency {
     }
   }
 
+  /**
+   * Evicts guests, least recently used first, until {@code need} more bytes fit or none is left.
+   *
+   * @return true if that much room is free now
+   */
+  private boolean evictGuests(long need, int keep) {
+    var it = guests.iterator();
+    while (used + need > capacity && it.hasNext()) {
+      int g = it.next();
+      if (g == keep || pinned.get(g) || held.get(g)) {
+        continue;
+      }
+      it.remove();
+      remove(g);
+    }
+    return used + need <= capacity;
+  }
+
+  /** The sample, if stored as a guest, is this node's own now (its home moved here). */
+  public void own(int sample) {
+    guests.remove(sample);
+  }
+
+  /** True if the sample is stored as a guest (a copy of another member's homed sample). */
+  public boolean isGuest(int sample) {
+    return guests.contains(sample);
+  }
+
+  /** How many samples are stored as guests. */
+  public int guestCount() {
+    return guests.size();
+  }
+
   private void remove(int sample) {
+    guests.remove(sample);
     events.evicting(sample);
     used -= charged[sample];
     charged[sample] = 0;
@@ -176,6 +237,9 @@ public final class Residency {
   public void accessed(int sample, boolean hit) {
     policy.recordAccess(sample, hit);
     held.clear(sample);
+    if (hit && guests.remove(sample)) {
+      guests.add(sample); // most recently used guest: the last to go
+    }
   }
 
   public CachePolicy policy() {

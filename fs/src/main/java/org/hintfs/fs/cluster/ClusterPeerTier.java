@@ -70,6 +70,12 @@ public final class ClusterPeerTier implements PeerTier {
     }
   }
 
+  @Override
+  public boolean isHome(int id) {
+    Address home = member.homeOf(id);
+    return home == null || member.isSelf(home);
+  }
+
   /** Units this node received from their homes. */
   public long fromPeers() {
     return fromPeers.sum();

@@ -123,6 +123,16 @@ public final class CacheIndex {
     return hit;
   }
 
+  /** The file, if stored as a guest, is this node's own now. */
+  synchronized void own(int id) {
+    residency.own(id);
+  }
+
+  /** How many files are stored as guests (copies of samples other members are home to). */
+  synchronized int guestFiles() {
+    return residency.guestCount();
+  }
+
   /** A read served (recorded at read time when the open did not record it). */
   synchronized void served(int id, boolean hit) {
     residency.policy().recordAccess(id, hit);
@@ -130,14 +140,26 @@ public final class CacheIndex {
 
   /** Admits a fetched unit if the policy makes room for it, and queues it to the store. */
   synchronized void admit(int id, int block, String path, long vh, CacheKey key, byte[] payload) {
+    admit(id, block, path, vh, key, payload, false);
+  }
+
+  /**
+   * Admits a fetched unit; a {@code guest} (a copy of a sample another member is home to) only in
+   * room no sample of this node's needs ({@link org.hintfs.policy.Residency}).
+   */
+  synchronized void admit(
+      int id, int block, String path, long vh, CacheKey key, byte[] payload, boolean guest) {
     if (store == null || !store.healthy()) {
       return;
     }
     BitSet blocks = blocksOf.get(id);
     if (units.isBlocked(id) ? blocks != null && blocks.get(block) : residency.isResident(id)) {
+      if (!guest) {
+        residency.own(id); // stored as a guest, asked of this node as its home now
+      }
       return; // already stored by an earlier fetch of the same unit
     }
-    if (!residency.admit(id, StoredValue.charge(payload.length))) {
+    if (!residency.admit(id, StoredValue.charge(payload.length), guest)) {
       return;
     }
     if (units.isBlocked(id)) {

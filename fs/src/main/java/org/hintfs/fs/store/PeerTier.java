@@ -17,6 +17,9 @@ public interface PeerTier {
   byte[] fetch(int id, int block, String path, String version, int length, SourceRead source)
       throws IOException;
 
+  /** True if this node is the sample's home now (it then reads the source itself). */
+  boolean isHome(int id);
+
   /** Reads the unit from the source (and counts it as a source fetch). */
   @FunctionalInterface
   interface SourceRead {

@@ -198,7 +198,9 @@ public final class TieredCache implements AutoCloseable {
    * once. Not an access of this node's readers.
    */
   public byte[] readForPeer(int id, int block) throws IOException {
-    return read(id, block, false, false, true);
+    byte[] b = read(id, block, false, false, true);
+    index.own(id); // held as a guest before its home moved here: the job's copy now
+    return b;
   }
 
   private byte[] read(int id, int block, boolean recordAccess, boolean promoting, boolean forPeer)
@@ -285,7 +287,8 @@ public final class TieredCache implements AutoCloseable {
       // weight 0 would serve a just-fetched unit for a moment, as a hit nobody admitted.
       ram.put(((long) id << 32) | block, b);
     }
-    index.admit(id, block, path, vh, key, b);
+    // A copy of another member's homed sample is a guest here: it never takes a homed one's room.
+    index.admit(id, block, path, vh, key, b, peers != null && !forPeer && !peers.isHome(id));
     return b;
   }
 
@@ -310,6 +313,11 @@ public final class TieredCache implements AutoCloseable {
           "short read of " + path + ": " + buf.position() + " of " + length + " bytes");
     }
     return b;
+  }
+
+  /** Files stored as guests: copies of samples another member of the cluster is home to. */
+  public int guestFiles() {
+    return index.guestFiles();
   }
 
   /** True while a source fetch of the file (its first block) is under way. */

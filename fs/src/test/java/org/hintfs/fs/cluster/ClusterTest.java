@@ -85,6 +85,11 @@ class ClusterTest {
 
   HintFs member(int i, List<Integer> ports, Path secret, Path dir, boolean diskCache)
       throws IOException {
+    return member(i, ports, secret, dir, diskCache ? "100%" : null);
+  }
+
+  HintFs member(int i, List<Integer> ports, Path secret, Path dir, String cacheSize)
+      throws IOException {
     FaultInjectingSource s = new FaultInjectingSource(new LocalDirSource(dir));
     StringBuilder peers = new StringBuilder();
     for (int p : ports) {
@@ -94,7 +99,7 @@ class ClusterTest {
         ClusterConfig.parse("job", "127.0.0.1:" + ports.get(i), peers.toString(), null, secret);
     MountConfig cfg =
         MountConfig.builder("x", tmp.resolve("mnt" + i))
-            .cache(diskCache ? tmp.resolve("cache" + i) : null, "100%")
+            .cache(cacheSize != null ? tmp.resolve("cache" + i) : null, cacheSize)
             .ramCacheBytes(0)
             .cluster(cc)
             .build();
@@ -188,6 +193,38 @@ class ClusterTest {
     }
     // Each member read each file it is not home to from that home: 2 x 60 in all.
     assertThat(served).isEqualTo(received).isEqualTo(2 * FILES);
+  }
+
+  @Test
+  void threeEpochsOverCachesOfHalfTheDataset_fetchEachFileOnce() throws Exception {
+    // Each member's cache holds half the dataset; it is home to about a third. The copies of the
+    // others' files it keeps are guests: they never take its homed files' room, so every file
+    // stays cached at its home and the job reads the source once per file over three epochs.
+    List<Integer> ports = List.of(freePort(), freePort(), freePort());
+    for (int i = 0; i < 3; i++) {
+      member(i, ports, null, src, "50%");
+    }
+    awaitMembers(members, 3);
+    for (int epoch = 0; epoch < 3; epoch++) {
+      for (int i = 0; i < 3; i++) {
+        List<Integer> order = new ArrayList<>();
+        for (int f = 0; f < FILES; f++) {
+          order.add(f);
+        }
+        java.util.Collections.shuffle(order, new Random(100 * epoch + i));
+        for (int f : order) {
+          assertThat(readAll(members.get(i), paths.get(f))).isEqualTo(content.get(f));
+        }
+      }
+      for (HintFs fs : members) {
+        fs.cache().flush();
+      }
+    }
+    long sourceReads = sources.stream().mapToLong(FaultInjectingSource::reads).sum();
+    assertThat(sourceReads).isEqualTo(FILES);
+    for (HintFs fs : members) {
+      assertThat(cluster(fs).path("guest_files").asLong()).isPositive();
+    }
   }
 
   @Test

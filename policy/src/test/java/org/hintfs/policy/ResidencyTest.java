@@ -1,0 +1,68 @@
+package org.hintfs.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Guests (copies of samples other members are home to) never take a homed sample's room. */
+class ResidencyTest {
+  final List<Integer> evicted = new ArrayList<>();
+
+  Residency lruOf(long capacity) {
+    return new Residency(
+        10,
+        Policies.create("lru", 10),
+        capacity,
+        new Residency.Events() {
+          @Override
+          public void added(int sample) {}
+
+          @Override
+          public void evicting(int sample) {
+            evicted.add(sample);
+          }
+        });
+  }
+
+  @Test
+  void guestsLiveInRoomNoHomedSampleNeeds_andGiveItUpFirst() {
+    Residency r = lruOf(3);
+    assertThat(r.admit(0, 1, false)).isTrue();
+    assertThat(r.admit(1, 1, false)).isTrue();
+    assertThat(r.admit(2, 1, true)).isTrue(); // free room: a guest may have it
+    assertThat(r.isGuest(2)).isTrue();
+    // Full. Another guest takes the room of the least recently used guest (2), not of 0, the
+    // least recently used sample of all, which LRU alone would evict.
+    assertThat(r.admit(3, 1, true)).isTrue();
+    assertThat(evicted).containsExactly(2);
+    // A homed sample's room comes from the guests first: 3 goes, 0 and 1 stay.
+    assertThat(r.admit(4, 1, false)).isTrue();
+    assertThat(evicted).containsExactly(2, 3);
+    // No guest left to give room: a guest is refused rather than displace a homed sample.
+    assertThat(r.admit(5, 1, true)).isFalse();
+    assertThat(evicted).containsExactly(2, 3);
+    assertThat(r.isResident(0) && r.isResident(1) && r.isResident(4)).isTrue();
+    assertThat(r.guestCount()).isZero();
+    // With no guests, homed samples evict by the policy as before: LRU's victim is 0.
+    assertThat(r.admit(6, 1, false)).isTrue();
+    assertThat(evicted).containsExactly(2, 3, 0);
+  }
+
+  @Test
+  void aGuestUsedAgainLeavesLast_andOneStoredAsHomedIsAGuestNoMore() {
+    Residency r = lruOf(3);
+    r.admit(0, 1, true);
+    r.admit(1, 1, true);
+    r.admit(2, 1, true);
+    r.accessed(0, true); // 0 is now the most recently used guest
+    r.admit(3, 1, true);
+    assertThat(evicted).containsExactly(1);
+    // Its home moved here: stored again as this node's own, it is no longer a guest.
+    r.own(2);
+    assertThat(r.isGuest(2)).isFalse();
+    r.admit(4, 1, true);
+    assertThat(evicted).containsExactly(1, 0); // 3 and 4 are guests; 0 was the oldest guest
+  }
+}
