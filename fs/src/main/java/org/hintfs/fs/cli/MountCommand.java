@@ -115,7 +115,7 @@ final class MountCommand implements Callable<Integer> {
       paramLabel = "FILES",
       defaultValue = "" + MountConfig.DEFAULT_PREFETCH_WINDOW,
       description =
-          "files fetched ahead of the reader once a seed hint is known (default: ${DEFAULT-VALUE})")
+          "files read ahead of each reader once its order is known (default: ${DEFAULT-VALUE})")
   int prefetchWindow;
 
   @Option(

@@ -85,8 +85,9 @@ class MainTest {
     assertThat(help)
         .contains("SOURCE", "MOUNTPOINT")
         .contains("--cache-size=SIZE", "(default: 100%")
-        .contains("--ram-cache=SIZE", "(default:\n                             512M)")
-        .contains("--policy=NAME", "auto, lru, lfu, static, shade, impact,")
+        // Laid out at 100 columns: no description breaks in the middle of its default.
+        .contains("--ram-cache=SIZE", "(default: 512M)")
+        .contains("--policy=NAME", "auto, lru, lfu, static, shade, impact, clairvoyant")
         .contains("--prefetch-window=FILES", "(default: 256)")
         .contains("--metrics-port=[HOST:]PORT")
         .contains("--foreground", "--cache-dir=DIR", "--no-disk-cache", "-o=OPT");
