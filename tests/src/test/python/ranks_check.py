@@ -95,6 +95,7 @@ def rank_main(a):
     from hintfs_hints import Hints
 
     rank = int(os.environ["RANK"])
+    a.mount = os.environ.get("HINTFS_MOUNT", a.mount)
     loader_fn = TimedLoader(a.mount, a.sync) if a.open_log else raw
     ds = ImageFolder(os.path.join(a.mount, a.root), loader=loader_fn)
     want = [hashlib.sha256(raw(p.replace(a.mount, a.source, 1))).hexdigest() for p, _ in ds.samples]
@@ -170,6 +171,10 @@ def launcher(a):
     procs = []
     for r in range(a.world):
         env = dict(os.environ, RANK=str(r), HINTFS_SYNC=a.sync)
+        if a.mounts:
+            # Several nodes' mounts: ranks fill them in order, world/len(mounts) ranks to a node.
+            nodes = a.mounts.split(",")
+            env["HINTFS_MOUNT"] = nodes[r * len(nodes) // a.world]
         # Each rank leads its own process group, so that nothing it forked outlives the run.
         procs.append(subprocess.Popen([sys.executable] + sys.argv + ["--as-rank"], env=env,
                                       start_new_session=True))
@@ -267,6 +272,9 @@ def main():
     p.add_argument("--open-log", action="store_true",
                    help="report every sample's open (monotonic ns before and after, path)")
     p.add_argument("--as-rank", action="store_true")
+    p.add_argument("--mounts", default="",
+                   help="MOUNT,MOUNT,...: one mount per node of a job; rank r reads mount"
+                        " r*len/world (MOUNT is then only the first)")
     a = p.parse_args()
     if a.as_rank:
         a.sync = os.environ["HINTFS_SYNC"]

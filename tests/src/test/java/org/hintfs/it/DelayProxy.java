@@ -42,6 +42,8 @@ public final class DelayProxy implements AutoCloseable {
   private final AtomicLong requests = new AtomicLong();
   private final AtomicInteger connections = new AtomicInteger();
   private final ConcurrentLinkedQueue<Get> gets = new ConcurrentLinkedQueue<>();
+  private final long getIntervalNanos;
+  private final AtomicLong nextGetSlot = new AtomicLong();
 
   /**
    * One GET seen at the proxy, times from {@link System#nanoTime()} (CLOCK_MONOTONIC on Linux, the
@@ -54,6 +56,16 @@ public final class DelayProxy implements AutoCloseable {
   public record Get(String path, long arrivedNs, long answeredNs) {}
 
   public DelayProxy(String targetHost, int targetPort, long delayMillis) throws IOException {
+    this(targetHost, targetPort, delayMillis, 0);
+  }
+
+  /**
+   * A proxy that also lets at most {@code getsPerSecond} GETs through per second (0: no limit),
+   * each waiting for its turn, as a throttled S3 prefix or a shared NFS server paces its clients.
+   */
+  public DelayProxy(String targetHost, int targetPort, long delayMillis, int getsPerSecond)
+      throws IOException {
+    this.getIntervalNanos = getsPerSecond <= 0 ? 0 : 1_000_000_000L / getsPerSecond;
     this.server = new ServerSocket();
     this.server.bind(new InetSocketAddress("127.0.0.1", 0), 512);
     this.targetHost = targetHost;
@@ -68,9 +80,28 @@ public final class DelayProxy implements AutoCloseable {
    * most requests it saw in flight at once when it gets SIGTERM.
    */
   public static void main(String[] args) throws Exception {
-    DelayProxy p = new DelayProxy("127.0.0.1", Integer.parseInt(args[0]), Long.parseLong(args[1]));
+    DelayProxy p =
+        new DelayProxy(
+            "127.0.0.1",
+            Integer.parseInt(args[0]),
+            Long.parseLong(args[1]),
+            args.length > 2 ? Integer.parseInt(args[2]) : 0);
     Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> System.out.println("max_in_flight " + p.maxInFlight())));
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  // Object GETs: /bucket/key..., not the bucket's listing (/bucket?list-type=2).
+                  java.util.Map<String, Integer> byKey = new java.util.HashMap<>();
+                  for (Get g : p.gets()) {
+                    if (g.path().indexOf('/', 1) > 0) {
+                      byKey.merge(g.path(), 1, Integer::sum);
+                    }
+                  }
+                  int total = byKey.values().stream().mapToInt(Integer::intValue).sum();
+                  System.out.println("max_in_flight " + p.maxInFlight());
+                  System.out.println("object_gets " + total + " keys " + byKey.size());
+                  System.out.flush();
+                }));
     System.out.println(p.port());
     System.out.flush();
     Thread.sleep(Long.MAX_VALUE);
@@ -151,8 +182,11 @@ public final class DelayProxy implements AutoCloseable {
           client,
           upstream,
           chunk -> {
+            String get = getPath(chunk);
+            if (get != null) {
+              awaitGetSlot(); // outside the lock: the answer pump of this connection goes on
+            }
             synchronized (lock) {
-              String get = getPath(chunk);
               if (get != null) {
                 if (getPath[0] != null) {
                   gets.add(new Get(getPath[0], getArrived[0], -1)); // never answered
@@ -181,6 +215,23 @@ public final class DelayProxy implements AutoCloseable {
       }
     } catch (IOException e) {
       // the client or the server went away
+    }
+  }
+
+  /** Waits for this GET's turn under the rate limit, if there is one. */
+  private void awaitGetSlot() {
+    if (getIntervalNanos == 0) {
+      return;
+    }
+    long now = System.nanoTime();
+    long slot = nextGetSlot.accumulateAndGet(now, (last, n) -> Math.max(last + getIntervalNanos, n));
+    long wait = slot - now;
+    if (wait > 0) {
+      try {
+        Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
