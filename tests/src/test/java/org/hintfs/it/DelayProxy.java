@@ -224,7 +224,8 @@ public final class DelayProxy implements AutoCloseable {
       return;
     }
     long now = System.nanoTime();
-    long slot = nextGetSlot.accumulateAndGet(now, (last, n) -> Math.max(last + getIntervalNanos, n));
+    long slot =
+        nextGetSlot.accumulateAndGet(now, (last, n) -> Math.max(last + getIntervalNanos, n));
     long wait = slot - now;
     if (wait > 0) {
       try {
