@@ -192,6 +192,57 @@ class S3MountIT {
   }
 
   @Test
+  void refreshUsesTheMountsCredentials_andASourceThatIsGoneLeavesTheMountServing()
+      throws Exception {
+    newMountpoint("mnt-refresh");
+    Hintfs.mountS3(
+        S3ProxyServer.credentialsEnv(),
+        "s3://train/flat",
+        mnt,
+        "--endpoint",
+        s3.endpoint(),
+        "--retry-timeout",
+        "2");
+    String f = flatFiles.get(0);
+    assertThat(Files.readAllBytes(mnt.resolve(f))).isEqualTo(Files.readAllBytes(flat.resolve(f)));
+    long pid = stats().path("pid").asLong();
+    S3ProxyServer.put(s3.client(), "train", "flat/c0/added.jpg", new byte[] {7, 8, 9});
+    try {
+      // From a shell with no credentials, and from one with wrong ones: the mount's own are used
+      // (before the fix the first failed its preflight after unmounting: no mount at all).
+      Hintfs.Result r = Hintfs.run("refresh", mnt.toString());
+      assertThat(r.rc()).as(r.out()).isZero();
+      assertThat(r.out()).contains("refreshed " + mnt + ": 201 files").contains("was 200");
+      r =
+          Hintfs.runWithEnv(
+              Map.of("AWS_ACCESS_KEY_ID", "wrong", "AWS_SECRET_ACCESS_KEY", "wrong"),
+              "refresh",
+              mnt.toString());
+      assertThat(r.rc()).as(r.out()).isZero();
+      assertThat(stats().path("pid").asLong()).isNotEqualTo(pid);
+      assertThat(Files.readAllBytes(mnt.resolve("c0/added.jpg"))).containsExactly(7, 8, 9);
+      // The source gone: refused in one line, and the old daemon keeps serving what it has.
+      pid = stats().path("pid").asLong();
+      s3.kill();
+      r = Hintfs.run("refresh", mnt.toString());
+      assertThat(r.rc()).isNotZero();
+      assertThat(r.out().strip().lines()).hasSize(1);
+      assertThat(r.out()).startsWith("hintfs: not refreshed, the mount is as it was: ");
+      assertThat(Hintfs.isMounted(mnt)).isTrue();
+      assertThat(stats().path("pid").asLong()).isEqualTo(pid);
+      assertThat(Files.readAllBytes(mnt.resolve("c0/added.jpg"))).containsExactly(7, 8, 9);
+    } finally {
+      s3.start();
+      s3.client()
+          .removeObject(
+              io.minio.RemoveObjectArgs.builder()
+                  .bucket("train")
+                  .object("flat/c0/added.jpg")
+                  .build());
+    }
+  }
+
+  @Test
   void anOutageShorterThanTheRetryTime_isNeverSeenByAReader() throws Exception {
     newMountpoint("mnt-outage");
     Hintfs.mountS3(

@@ -71,7 +71,8 @@ final class DaemonLauncher {
     cmd.add(c.source.contains("://") ? c.source : Path.of(c.source).toAbsolutePath().toString());
     cmd.add(mp.toString());
     ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.environment().putAll(c.daemonEnvironment);
+    pb.environment().clear();
+    pb.environment().putAll(c.environment());
     Process child =
         pb.directory(new File("/")) // a daemon must not keep the caller's directory busy
             .redirectInput(new File("/dev/null"))

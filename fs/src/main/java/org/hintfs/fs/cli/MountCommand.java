@@ -268,8 +268,21 @@ final class MountCommand implements Callable<Integer> {
       description = "extra libfuse options, e.g. -o allow_other")
   List<String> fuseOptions = new ArrayList<>();
 
-  /** Added to the daemon's environment ({@code refresh} passes the old daemon's credentials). */
+  /**
+   * The old daemon's credentials and home ({@code refresh}): when set, they replace the caller's
+   * {@code AWS_*} variables, in the checks here and in the new daemon.
+   */
   java.util.Map<String, String> daemonEnvironment = java.util.Map.of();
+
+  /** The environment the source is opened with: the caller's, or the old daemon's on refresh. */
+  java.util.Map<String, String> environment() {
+    java.util.Map<String, String> env = new java.util.HashMap<>(System.getenv());
+    if (!daemonEnvironment.isEmpty()) {
+      env.keySet().removeIf(k -> k.startsWith("AWS_"));
+      env.putAll(daemonEnvironment);
+    }
+    return env;
+  }
 
   @Override
   public Integer call() throws Exception {
@@ -292,6 +305,20 @@ final class MountCommand implements Callable<Integer> {
       return ForegroundMount.run(this, mp);
     }
     return DaemonLauncher.start(this, mp);
+  }
+
+  /**
+   * What {@code refresh} checks while the old mount still serves: the options and the source
+   * (reachable, credentials accepted), with the environment the new daemon will get.
+   */
+  void checkBeforeRemount() {
+    allowNonEmpty |= fuseOptions.remove("nonempty");
+    validateOptions();
+    try (DatasetSource src = openSource()) {
+      // opened and probed: that is the check
+    } catch (IOException e) {
+      throw new UserError(e.getMessage());
+    }
   }
 
   private void validateOptions() {
@@ -359,16 +386,16 @@ final class MountCommand implements Callable<Integer> {
   }
 
   Path resolvedCacheDir(DatasetSource src) {
-    return cacheDir != null ? cacheDir.toAbsolutePath().normalize() : defaultCacheDir(src);
+    return cacheDir != null
+        ? cacheDir.toAbsolutePath().normalize()
+        : defaultCacheDir(src, environment());
   }
 
   /** {@code $XDG_CACHE_HOME/hintfs/<source, made a file name>-<hash>}, one per source. */
-  static Path defaultCacheDir(DatasetSource src) {
-    String xdg = System.getenv("XDG_CACHE_HOME");
-    Path base =
-        xdg != null && !xdg.isEmpty()
-            ? Path.of(xdg)
-            : Path.of(System.getProperty("user.home"), ".cache");
+  static Path defaultCacheDir(DatasetSource src, java.util.Map<String, String> env) {
+    String xdg = env.get("XDG_CACHE_HOME");
+    String home = env.getOrDefault("HOME", System.getProperty("user.home"));
+    Path base = xdg != null && !xdg.isEmpty() ? Path.of(xdg) : Path.of(home, ".cache");
     String d = src.describe();
     String slug = d.replaceAll("[^A-Za-z0-9._-]+", "_");
     if (slug.length() > 60) {
@@ -420,6 +447,6 @@ final class MountCommand implements Callable<Integer> {
         pathStyle,
         Duration.ofSeconds(retryTimeoutSeconds),
         s3Connections,
-        System.getenv());
+        environment());
   }
 }

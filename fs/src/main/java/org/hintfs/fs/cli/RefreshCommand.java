@@ -25,9 +25,10 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "List the source again, so files added, changed or deleted since the mount show.",
-      "The mount is remounted with the options (and S3 credentials) it was mounted with; the",
-      "cache carries over, and only objects that changed are fetched again. It must be idle:",
-      "a mount with files open is left as it is."
+      "The mount is remounted with the options (and S3 credentials) it was mounted with, not",
+      "the caller's; the cache carries over, and only objects that changed are fetched again.",
+      "The source is checked first: if it cannot be reached, or the mount has files open, the",
+      "mount is left as it is."
     },
     footer = {"", "Examples:", "  hintfs refresh /mnt/imagenet"})
 final class RefreshCommand implements Callable<Integer> {
@@ -63,22 +64,32 @@ final class RefreshCommand implements Callable<Integer> {
       }
     }
     try {
+      mountCommand(args, env).checkBeforeRemount();
       CommandLine.populateCommand(new UnmountCommand(), mp.toString()).call();
     } catch (UserError e) {
       throw new UserError("not refreshed, the mount is as it was: " + e.getMessage());
     }
-    MountCommand mount = new MountCommand();
-    mount.daemonEnvironment = env;
-    CommandLine cl = new CommandLine(mount);
-    cl.parseArgs(args.toArray(String[]::new));
     try {
-      mount.call();
+      mountCommand(args, env).call();
     } catch (UserError e) {
+      // The source passed the check a moment ago; whatever failed since, put the old view back.
+      List<String> again = new ArrayList<>(args);
+      again.add("--reuse-listing");
+      try {
+        mountCommand(again, env).call();
+      } catch (UserError e2) {
+        throw new UserError(
+            "the source could not be mounted again, so "
+                + mp
+                + " is unmounted now: "
+                + e.getMessage());
+      }
       throw new UserError(
-          "the source could not be mounted again, so "
+          "not refreshed: "
+              + e.getMessage()
+              + "; "
               + mp
-              + " is unmounted now: "
-              + e.getMessage());
+              + " is mounted again with the listing it had");
     }
     JsonNode after = StatusCommand.requireStats(mp);
     System.out.printf(
@@ -89,6 +100,13 @@ final class RefreshCommand implements Callable<Integer> {
         before.path("files").asLong(),
         Human.bytes(before.path("bytes").asLong()));
     return 0;
+  }
+
+  private static MountCommand mountCommand(List<String> args, Map<String, String> env) {
+    MountCommand mount = new MountCommand();
+    mount.daemonEnvironment = env;
+    new CommandLine(mount).parseArgs(args.toArray(String[]::new));
+    return mount;
   }
 
   private static List<String> readNulSeparated(Path p) {
