@@ -87,9 +87,7 @@ final class SampleOpener implements AutoCloseable {
     }
     boolean inDataset = hints.classOf(id) >= 0;
     int sub = inDataset ? hints.substitution.opened(id, hit, fetching) : -1;
-    if (inDataset) {
-      recordTrace(id);
-    }
+    recordTrace(id, stream);
     if (sub >= 0) {
       return new SampleHandle(
           sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), true);
@@ -163,10 +161,27 @@ final class SampleOpener implements AutoCloseable {
     return f;
   }
 
-  private void recordTrace(int id) {
+  /**
+   * One line per open of a sample: numbered in the declared dataset, else in the ImageFolder its
+   * stream recognised (so a trace starts at the first open, hint or none).
+   */
+  private void recordTrace(int id, Streams.Attribution a) {
     TraceRecorder t = trace.get();
-    if (t != null) {
-      t.read(hints.epoch(), hints.sampleOf(id), catalog.size(id), hints.classOf(id));
+    if (t == null) {
+      return;
+    }
+    Stream st = a == null ? null : a.stream();
+    int sample = hints.sampleOf(id);
+    int cls = hints.classOf(id);
+    int epoch = hints.epoch();
+    if (sample < 0 && st != null) {
+      sample = st.sampleOf(id);
+      var view = st.view();
+      cls = sample >= 0 && view != null ? view.classOf(sample) : -1;
+      epoch = st.epoch();
+    }
+    if (sample >= 0) {
+      t.read(epoch, sample, catalog.size(id), cls, st == null ? -1 : st.id());
     }
   }
 

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The mount never leaves its user stranded: a daemon killed with -9 is replaced by the next {@code
  * hintfs mount} (cache reused), a non-empty mountpoint is refused in one line, a cache dir in use
- * names the mount that holds it, and {@code status --watch MNT} takes the options in that order.
+ * names the mount that holds it, {@code status --watch MNT} takes the options in that order, and a
+ * trace is on disk within a second of each open, hint or none.
  */
 class StrandedIT {
   @TempDir Path tmp;
@@ -71,6 +72,41 @@ class StrandedIT {
     JsonNode s = stats();
     assertThat(s.path("disk_hits").asLong()).isEqualTo(1);
     assertThat(s.path("source_reads").asLong()).isZero();
+  }
+
+  @Test
+  void theTraceStartsAtTheFirstOpenWithNoHint_andADaemonKilledWithSigkillLosesNoneOfIt()
+      throws Exception {
+    Path trace = tmp.resolve("run.trace");
+    Hintfs.mount(src, mnt, "--cache-dir", cache.toString(), "--trace", trace.toString());
+    // ImageFolder numbering: classes c0, c1 sorted; c0 holds f0 f2 f4 f6 (0-3), c1 f1 f3 f5 f7.
+    String[] opened = {"c1/f3.jpg", "c0/f0.jpg", "c0/f6.jpg", "c1/f7.jpg"};
+    int[] sample = {5, 0, 3, 7};
+    for (String f : opened) {
+      assertThat(Files.readAllBytes(mnt.resolve(f))).isEqualTo(Files.readAllBytes(src.resolve(f)));
+    }
+    Thread.sleep(1500); // written within a second
+    long daemon = Hintfs.daemonsFor(mnt).get(0);
+    assertThat(Hintfs.exec(List.of("kill", "-9", "" + daemon), 10).rc()).isZero();
+    ProcessHandle.of(daemon).ifPresent(p -> p.onExit().join());
+    List<String> lines =
+        Files.readAllLines(trace).stream().filter(l -> !l.startsWith("#")).toList();
+    assertThat(lines).hasSize(opened.length);
+    String stream = null;
+    for (int k = 0; k < opened.length; k++) {
+      String[] f = lines.get(k).split(" ");
+      assertThat(f).as(lines.get(k)).hasSize(5);
+      assertThat(f[0]).isEqualTo("0");
+      assertThat(f[1]).isEqualTo("" + sample[k]);
+      assertThat(f[2]).isEqualTo("" + Files.size(src.resolve(opened[k])));
+      assertThat(f[3]).isEqualTo(opened[k].substring(1, 2));
+      assertThat(f[4]).startsWith("stream=");
+      stream = stream == null ? f[4] : stream;
+      assertThat(f[4]).isEqualTo(stream); // one reader, one stream
+    }
+    Hintfs.Result r = Hintfs.run("simulate", "--trace", trace.toString(), "--policies", "lru");
+    assertThat(r.rc()).as(r.out()).isZero();
+    assertThat(r.out()).contains("lru");
   }
 
   @Test

@@ -15,7 +15,8 @@ import java.util.List;
  *
  * <pre>
  * # hintfs trace v1
- * &lt;epoch&gt; &lt;sample&gt; &lt;size&gt; [&lt;class&gt;]     one read of a sample (class -1 or absent: unknown)
+ * &lt;epoch&gt; &lt;sample&gt; &lt;size&gt; [&lt;class&gt;] [stream=&lt;id&gt;]   one read (class -1 or absent: unknown;
+ *                                               stream: the reader, ignored)
  * loss &lt;sample&gt;=&lt;loss&gt; ...                 one minibatch of losses (SHADE rank scores)
  * importance &lt;sample&gt;=&lt;score&gt; ...           direct scores
  * </pre>
@@ -182,14 +183,17 @@ public final class Trace {
           }
           t.scores(f[0].equals("loss"), ss, vs);
         } else {
-          if (f.length < 3 || f.length > 4) {
-            throw new IllegalArgumentException("expected <epoch> <sample> <size> [<class>]");
+          // A mount's trace adds stream=<id> (which reader opened it): one cache, so ignored.
+          int n = f.length > 3 && f[f.length - 1].startsWith("stream=") ? f.length - 1 : f.length;
+          if (n < 3 || n > 4) {
+            throw new IllegalArgumentException(
+                "expected <epoch> <sample> <size> [<class>] [stream=<id>]");
           }
           t.read(
               Integer.parseInt(f[0]),
               sampleId(f[1]),
               Integer.parseInt(f[2]),
-              f.length == 4 ? Integer.parseInt(f[3]) : -1);
+              n == 4 ? Integer.parseInt(f[3]) : -1);
         }
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("trace line " + no + ": not a number in '" + l + "'");
