@@ -137,6 +137,10 @@ class AdminIT {
     assertThat(row(rows, "hit ratio")).startsWith("50.0% of opens").contains("(20 hits, 20 misses");
     assertThat(row(rows, "reader errors")).isEqualTo("none");
     assertThat(row(rows, "background errors")).isEqualTo("none");
+    // What the mount returned, and a plain word on what it cannot see.
+    assertThat(row(rows, "served"))
+        .matches("[0-9.]+ [KMG]?i?B to readers, .* of it from the cache");
+    assertThat(row(rows, "not seen")).contains("page cache");
     // --watch redraws in place until stopped.
     Process p =
         new ProcessBuilder(Hintfs.LAUNCHER.toString(), "status", "--watch", "0.3", mnt.toString())

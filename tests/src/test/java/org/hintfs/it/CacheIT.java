@@ -221,6 +221,47 @@ class CacheIT {
   }
 
   @Test
+  void anExt4CacheDiskThatFillsMidRun_isSaidInStatus_andEveryReadIsServedFromTheSource()
+      throws Exception {
+    Path image = tmp.resolve("disk.img");
+    Path small = Files.createDirectories(tmp.resolve("ext4"));
+    // A real block filesystem (loop device), not tmpfs: ext4 reports ENOSPC at write(2) time.
+    Hintfs.Result m = Hintfs.exec(List.of("truncate", "-s", "24M", image.toString()), 30);
+    assertThat(m.rc()).as(m.out()).isZero();
+    m = Hintfs.exec(List.of("mkfs.ext4", "-q", "-F", image.toString()), 60);
+    assertThat(m.rc()).as(m.out()).isZero();
+    m = Hintfs.exec(List.of("mount", "-o", "loop", image.toString(), small.toString()), 30);
+    assertThat(m.rc()).as("loop-mounting a small ext4: " + m.out()).isZero();
+    try {
+      cache = small.resolve("cache");
+      mount("--ram-cache", "0");
+      // Half the files cached first, as in a run that is under way.
+      List<String> first = files.subList(0, 60);
+      for (String f : first) {
+        assertThat(Files.readAllBytes(mnt.resolve(f)))
+            .isEqualTo(Files.readAllBytes(src.resolve(f)));
+      }
+      AdminIT.Poll.until(() -> stats().path("cached_files").asLong() >= 60);
+      // Then the disk fills under the running cache (another tenant's files, say).
+      Hintfs.exec(List.of("dd", "if=/dev/zero", "of=" + small.resolve("filler"), "bs=64k"), 60);
+      readAllAndCompare();
+      JsonNode s = stats();
+      assertThat(s.path("cache_health").asText())
+          .startsWith("down: the disk under " + cache + " is full");
+      assertThat(s.path("errors").size()).isZero();
+      Hintfs.Result st = Hintfs.run("status", mnt.toString());
+      assertThat(st.rc()).as(st.out()).isZero();
+      assertThat(st.out().lines().filter(l -> l.startsWith("cache:")).findFirst())
+          .hasValueSatisfying(l -> assertThat(l).contains("down: the disk under"));
+      assertThat(st.out().lines().filter(l -> l.startsWith("reader errors:")).findFirst())
+          .hasValueSatisfying(l -> assertThat(l).endsWith(" none"));
+    } finally {
+      Hintfs.unmountQuietly(mnt);
+      Hintfs.exec(List.of("umount", "-l", small.toString()), 30);
+    }
+  }
+
+  @Test
   void anUnusableCacheDirIsReportedAndReadsStillWork() throws Exception {
     cache = Files.writeString(tmp.resolve("not-a-dir"), "x");
     Hintfs.Result r =

@@ -173,7 +173,18 @@ final class StatusCommand implements Callable<Integer> {
             + ", source "
             + s.path("misses").asLong()
             + ")");
-    row(out, "from cache", Human.bytes(s.path("bytes_from_cache").asLong()));
+    row(
+        out,
+        "served",
+        Human.bytes(s.path("bytes_read").asLong())
+            + " to readers, "
+            + Human.bytes(s.path("bytes_from_cache").asLong())
+            + " of it from the cache");
+    row(
+        out,
+        "not seen",
+        "reads the kernel's page cache answers (a file read again soon after) never reach"
+            + " the mount: their opens count, their bytes do not");
     row(
         out,
         "evictions",

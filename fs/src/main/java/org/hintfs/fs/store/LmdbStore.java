@@ -87,8 +87,11 @@ public final class LmdbStore implements AutoCloseable {
    * @param mapSize the most the file may grow to; keep it well above the capacity
    * @throws IOException with a one-line reason if the directory or environment is unusable
    */
+  private final Path dir;
+
   public LmdbStore(Path dir, long mapSize, MapFullHandler mapFull) throws IOException {
     Files.createDirectories(dir);
+    this.dir = dir;
     this.mapFull = mapFull;
     try {
       env =
@@ -222,6 +225,39 @@ public final class LmdbStore implements AutoCloseable {
     }
   }
 
+  private static long bytes(List<Op> batch) {
+    long n = 0;
+    for (Op o : batch) {
+      n += o instanceof Put p ? p.payload.length : 0;
+    }
+    return n;
+  }
+
+  /**
+   * A failed write in words: LMDB's errno without its exception's class, and whether the disk is
+   * full (ext4 reports a full disk as ENOSPC, or as EIO when delayed allocation finds no room at
+   * writeback).
+   */
+  private String writeFailure(RuntimeException e, long batchBytes) {
+    String m = e.getMessage() == null ? e.toString() : e.getMessage();
+    m = m.replace("Platform constant error code: ", "");
+    try {
+      long free = Files.getFileStore(dir).getUsableSpace();
+      if (free <= Math.max(batchBytes, 1L << 20)) {
+        return "the disk under "
+            + dir
+            + " is full ("
+            + free
+            + " bytes free; write failed: "
+            + m
+            + ")";
+      }
+    } catch (IOException | RuntimeException ignored) {
+      // the reason as LMDB gave it
+    }
+    return "write failed: " + m;
+  }
+
   private void writeLoop() {
     List<Op> batch = new ArrayList<>();
     while (!closing || !queue.isEmpty()) {
@@ -244,7 +280,7 @@ public final class LmdbStore implements AutoCloseable {
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
-        down("write failed: " + e);
+        down(writeFailure(e, bytes(batch)));
       } finally {
         for (Op o : batch) {
           if (o instanceof Barrier b) {
