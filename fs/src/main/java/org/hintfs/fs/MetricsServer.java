@@ -67,6 +67,9 @@ public final class MetricsServer implements AutoCloseable {
         .register(r);
     r.register(ms.readSeconds);
     r.register(cs.sourceSeconds);
+    if (fs.cluster() != null) {
+      r.register(fs.cluster().peerSeconds);
+    }
     HTTPServer s = HTTPServer.builder().hostname(host).port(port).registry(r).buildAndStart();
     return new MetricsServer(s);
   }

@@ -45,6 +45,76 @@ final class MountCounters {
     CacheStats cs = c.stats();
     var pf = fs.prefetcher();
     var h = fs.hints();
+    List<Counter> all = new java.util.ArrayList<>(flat(fs, ms, c, cs, pf, h));
+    var peers = fs.cluster();
+    if (peers != null) {
+      // Metrics only: the stats JSON has them in its "cluster" section.
+      var member = peers.member();
+      all.add(
+          gauge(
+              null,
+              "cluster_members",
+              "members in this node's view",
+              () -> member.members().size()));
+      all.add(counter(null, "cluster_view_changes", "membership views seen", member::viewChanges));
+      all.add(
+          counter(
+              null, "cluster_rebalances", "topologies of the homes installed", member::rebalances));
+      all.add(
+          gauge(
+              null,
+              "cluster_rebalancing",
+              "1 while the homes are being moved",
+              () -> member.rebalancing() ? 1 : 0));
+      all.add(
+          gauge(
+              null,
+              "cluster_guest_files",
+              "cached files another member is home to",
+              c::guestFiles));
+      all.add(
+          counter(
+              null,
+              "cluster_peer_reads",
+              "files or blocks received from their home",
+              peers::fromPeers));
+      all.add(
+          counter(null, "cluster_peer_bytes", "bytes received from homes", peers::bytesFromPeers));
+      all.add(
+          counter(
+              null,
+              "cluster_home_source_reads",
+              "misses read from the source by this node as their home",
+              peers::homedHere));
+      all.add(
+          counter(
+              null,
+              "cluster_peer_failures",
+              "asks of a home that failed (the source served them)",
+              peers::peerFailures));
+      all.add(
+          counter(
+              null,
+              "cluster_served_to_peers",
+              "files or blocks served to other members",
+              fs.home()::served));
+      all.add(
+          counter(
+              null,
+              "cluster_bytes_served_to_peers",
+              "bytes served to other members",
+              fs.home()::bytesServed));
+    }
+    return all;
+  }
+
+  private static List<Counter> flat(
+      HintFs fs,
+      MountStats ms,
+      TieredCache c,
+      CacheStats cs,
+      org.hintfs.fs.prefetch.Prefetcher pf,
+      org.hintfs.fs.control.HintState h) {
     return List.of(
         gauge("open_handles", "open_handles", "open files", fs::openHandles),
         counter("opens", "opens", "opens of dataset files", ms.opens::sum),

@@ -162,8 +162,16 @@ class ClusterIT {
   void aWorldSixJobOnThreeMounts_getsEachObjectOnce_overThreeEpochs() throws Exception {
     int[] ports = {freePort(), freePort(), freePort()};
     String all = peers(ports);
+    int metricsPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      metricsPort = s.getLocalPort();
+    }
     for (int i = 0; i < 3; i++) {
-      mount("m" + i, ports[i], all);
+      if (i == 0) {
+        mount("m" + i, ports[i], all, "--metrics-port", "127.0.0.1:" + metricsPort);
+      } else {
+        mount("m" + i, ports[i], all);
+      }
     }
     awaitMembers(mounts, 3);
     int before = objectGets().values().stream().mapToInt(Integer::intValue).sum();
@@ -212,6 +220,19 @@ class ClusterIT {
       fromPeers += c.path("reads_from_peers").asLong();
     }
     assertThat(fromPeers).isPositive();
+    // /metrics of the first mount says the same as its stats, and times every peer read.
+    JsonNode c0 = stats(mounts.get(0)).path("cluster");
+    Map<String, Double> m = MetricsIT.scrape(metricsPort);
+    assertThat(m.get("hintfs_cluster_members")).isEqualTo(3.0);
+    assertThat(m.get("hintfs_cluster_peer_reads_total"))
+        .isPositive()
+        .isEqualTo((double) c0.path("reads_from_peers").asLong());
+    assertThat(m.get("hintfs_peer_fetch_duration_seconds_count"))
+        .isEqualTo((double) c0.path("reads_from_peers").asLong());
+    assertThat(m.get("hintfs_cluster_home_source_reads_total"))
+        .isEqualTo((double) c0.path("source_reads_as_home").asLong());
+    assertThat(m.get("hintfs_cluster_served_to_peers_total"))
+        .isEqualTo((double) c0.path("served_to_peers").asLong());
   }
 
   @Test

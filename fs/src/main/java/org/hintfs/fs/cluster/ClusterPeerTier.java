@@ -32,6 +32,15 @@ public final class ClusterPeerTier implements PeerTier {
   final LongAdder homedHere = new LongAdder();
   final LongAdder peerFailures = new LongAdder();
 
+  /** Time of one unit from its home, asked to verified (for /metrics). */
+  public final io.prometheus.metrics.core.metrics.Histogram peerSeconds =
+      io.prometheus.metrics.core.metrics.Histogram.builder()
+          .name("hintfs_peer_fetch_duration_seconds")
+          .help("time to get one file or block from its home member, checks included")
+          .classicOnly()
+          .classicUpperBounds(org.hintfs.fs.store.CacheStats.LATENCY_BUCKETS)
+          .build();
+
   public ClusterPeerTier(ClusterMember member) {
     this.member = member;
   }
@@ -51,7 +60,9 @@ public final class ClusterPeerTier implements PeerTier {
               .ask(home, id, block, path, TIMEOUT_MILLIS)
               .get(TIMEOUT_MILLIS + 1000, TimeUnit.MILLISECONDS);
       byte[] b = PeerReply.verify(reply, version, length);
-      peerMicros.add((System.nanoTime() - t0) / 1000);
+      long ns = System.nanoTime() - t0;
+      peerMicros.add(ns / 1000);
+      peerSeconds.observe(ns / 1e9);
       fromPeers.increment();
       bytesFromPeers.add(length);
       return b;
