@@ -55,6 +55,8 @@ public final class Mount {
     ClusterPeerTier peers = null;
     HomeServer home = null;
     if (config.cluster() != null) {
+      // A home keeps samples for every rank of the job: its policy's clock is the job's.
+      hints.streams().countWholeJobs(true);
       home = new HomeServer(catalog);
       try {
         peers =

@@ -24,7 +24,8 @@ import org.hintfs.policy.NextUse;
  * stream starts or ends, and every {@link #PID_CACHE_NS}, so a reused pid is not trusted for long).
  *
  * <p>Next use ({@link NextUse}, for the clairvoyant policy): the soonest estimated time over all
- * streams with a prediction; each stream maps its positions to time by its own pace.
+ * streams with a prediction; each stream maps its positions to time by its own pace. In a cluster
+ * the other ranks of each stream's job count too ({@link #countWholeJobs}).
  *
  * <p>Lifecycle: a stream ends when its owner exits, if the owner (or a descendant) ever read
  * through it; a stream written by a short-lived process (a shell's {@code echo}) lives on, found by
@@ -277,13 +278,30 @@ public final class Streams implements NextUse, AutoCloseable {
     onEnd.accept(s);
   }
 
+  private volatile JobOrders jobWide;
+
+  /**
+   * In a cluster: the next use of a sample counts every rank of the jobs read here, the other
+   * nodes' ranks too ({@link JobOrders}), since this node is home to samples they read.
+   */
+  public void countWholeJobs(boolean on) {
+    jobWide = on ? new JobOrders() : null;
+  }
+
   @Override
   public long after(int sample) {
     long best = NEVER;
+    JobOrders job = jobWide;
     for (Stream s : active) {
       long t = s.order().nextUse(sample);
       if (t < best) {
         best = t;
+      }
+      if (job != null) {
+        t = job.after(s, sample);
+        if (t < best) {
+          best = t;
+        }
       }
     }
     return best;

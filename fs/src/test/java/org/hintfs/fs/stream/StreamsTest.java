@@ -224,4 +224,72 @@ class StreamsTest {
     // Taken once: a later recognition starts afresh.
     assertThat(a.recognition().takeOpened()).isEmpty();
   }
+
+  /** root 0, classes 1 and 2, then {@code files} images alternating between them. */
+  static org.hintfs.policy.DirectoryTree imageFolder(int files) {
+    return new org.hintfs.policy.DirectoryTree() {
+      @Override
+      public boolean isDirectory(int node) {
+        return node <= 2;
+      }
+
+      @Override
+      public int childCount(int dir) {
+        return dir == 0 ? 2 : dir <= 2 ? (files + 2 - dir) / 2 : 0;
+      }
+
+      @Override
+      public int child(int dir, int i) {
+        return dir == 0 ? 1 + i : 3 + (dir - 1) + 2 * i;
+      }
+
+      @Override
+      public String name(int node) {
+        return node <= 2 ? "c" + node : String.format("f%04d.jpg", node);
+      }
+    };
+  }
+
+  @Test
+  void inAClusterTheNextUseCountsTheOtherRanksOfTheJob_onTheRanksOwnClock() {
+    int files = 200;
+    var v = org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+    assertThat(v.samples()).isEqualTo(files);
+    int world = 4;
+    SamplerSpec spec = new SamplerSpec(5, world, 0, "distributed", false, false);
+    int[][] orders = new int[world][];
+    for (int r = 0; r < world; r++) {
+      int[] samples =
+          org.hintfs.policy.sampler.TorchSamplers.distributed(files, world, r, true, 5, 0, false);
+      orders[r] = new int[samples.length];
+      for (int k = 0; k < samples.length; k++) {
+        orders[r][k] = v.node(samples[k]);
+      }
+    }
+    Stream r0 = streams.forWriter(200, null, 0, true);
+    r0.setDataset("/ds", v);
+    r0.predict(spec, orders[0], files + 3);
+    r0.order().startAt(0);
+    int k = 17;
+    int other = orders[2][k]; // rank 2 reads it at step 17; this node's rank never does
+    assertThat(streams.after(other)).isEqualTo(NextUse.NEVER);
+    streams.countWholeJobs(true);
+    assertThat(streams.after(other)).isEqualTo(r0.order().timeAt(k));
+    // This node's own rank: the same answer as its own order gives.
+    assertThat(streams.after(orders[0][30])).isEqualTo(r0.order().nextUse(orders[0][30]));
+    // Once the job is past step 17, rank 2's sample is next read in the next epoch.
+    r0.order().moveTo(40);
+    int[] next =
+        org.hintfs.policy.sampler.TorchSamplers.distributedPositions(
+            files, world, true, 5, 1, false);
+    int sample = -1;
+    for (int s = 0; s < files; s++) {
+      if (v.node(s) == other) {
+        sample = s;
+      }
+    }
+    assertThat(streams.after(other)).isEqualTo(r0.order().timeAt(orders[0].length + next[sample]));
+    streams.countWholeJobs(false);
+    assertThat(streams.after(other)).isEqualTo(NextUse.NEVER);
+  }
 }

@@ -48,6 +48,38 @@ public final class TorchSamplers {
   }
 
   /**
+   * Every rank's order of {@link #distributed} at once, as positions: for each sample of the
+   * dataset, where in its rank's order it is read first (-1 if drop_last cut it). Rank {@code r}
+   * reads position {@code k} at the same step as every other rank (DDP keeps them in lockstep), so
+   * this is the job's order on one clock. One permutation, not one per rank.
+   */
+  public static int[] distributedPositions(
+      int n, int world, boolean shuffle, long seed, long epoch, boolean dropLast) {
+    if (world < 1) {
+      throw new IllegalArgumentException("world " + world + " is not positive");
+    }
+    int numSamples =
+        dropLast && n % world != 0
+            ? (int) Math.ceil((double) (n - world) / world)
+            : (int) Math.ceil((double) n / world);
+    int total = numSamples * world;
+    int[] indices = shuffle ? new TorchGenerator(seed + epoch).randperm(n) : null;
+    int[] pos = new int[n];
+    Arrays.fill(pos, -1);
+    for (int i = Math.min(total, n) - 1; i >= 0; i--) {
+      pos[indices == null ? i : indices[i]] = i / world;
+    }
+    return pos;
+  }
+
+  /** The length of each rank's order in {@link #distributed}. */
+  public static int distributedLength(int n, int world, boolean dropLast) {
+    return dropLast && n % world != 0
+        ? (int) Math.ceil((double) (n - world) / world)
+        : (int) Math.ceil((double) n / world);
+  }
+
+  /**
    * The orders {@code DataLoader(dataset of n, shuffle=True, generator=g)} reads over several
    * epochs, {@code g} seeded with {@code seed}. Each {@code iter(loader)} first draws the
    * iterator's {@code _base_seed} (one 64-bit value) from {@code g}, then {@code RandomSampler}
