@@ -63,8 +63,12 @@ job() {
   [[ $fs == rclone ]] && flags=(--plain)
   /usr/bin/python3 "$check" "${mnts[0]}" "$work/src" --root . --world 6 --epochs "$epochs" --seed 0 \
     --drop-caches --mounts "$(IFS=,; echo "${mnts[*]}")" "${flags[@]}"
-  for m in "${mnts[@]}"; do
-    if [[ $fs == rclone ]]; then umount "$m"; else "$hintfs" unmount "$m" >/dev/null; fi
+  for i in 0 1 2; do
+    local m=${mnts[$i]}
+    if [[ $fs == rclone ]]; then umount "$m"; else
+      cp "$m/.hintfs/stats" "$work/stats-$fs-$limit-$i.json" # kept for a look after the run
+      "$hintfs" unmount "$m" >/dev/null
+    fi
   done
   kill "$proxy"
   wait "$proxy" 2>/dev/null || true
