@@ -79,7 +79,7 @@ public final class HintFs {
     this.control =
         new org.hintfs.fs.control.ControlInput(
             new org.hintfs.fs.control.ControlParser(catalog, hints), hints);
-    this.workers = new Workers(catalog, cache, hints, backgroundErrors, config);
+    this.workers = new Workers(catalog, cache, hints, backgroundErrors, config, cluster);
     this.prefetcher = workers.prefetcher();
     this.statsReport = new StatsReport(this);
     this.opener =

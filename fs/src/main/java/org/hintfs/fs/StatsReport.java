@@ -245,7 +245,7 @@ final class StatsReport {
     c.put("view_changes", member.viewChanges());
     c.put("topologies", member.rebalances());
     c.put("rebalancing", member.rebalancing());
-    long[] homed = homedHere(member);
+    long[] homed = peers.homed(fs.catalog());
     c.put("homed_files", homed[0]);
     c.put("homed_bytes", homed[1]);
     c.put("guest_files", fs.cache().guestFiles());
@@ -257,32 +257,5 @@ final class StatsReport {
     c.put("served_to_peers", fs.home().served());
     c.put("bytes_served_to_peers", fs.home().bytesServed());
     return c;
-  }
-
-  private int homedTopology = -1;
-  private long homedFiles;
-  private long homedBytes;
-
-  /**
-   * Files and bytes whose home is this member, recounted only when the homes' topology changes (one
-   * hash per file: a fraction of a second at a million files).
-   */
-  private synchronized long[] homedHere(org.hintfs.fs.cluster.ClusterMember member) {
-    int topology = member.topologyId();
-    if (topology != homedTopology) {
-      var catalog = fs.catalog();
-      long files = 0;
-      long bytes = 0;
-      for (int id = 0; id < catalog.entryCount(); id++) {
-        if (!catalog.isDirectory(id) && member.isSelf(member.homeOf(id))) {
-          files++;
-          bytes += catalog.size(id);
-        }
-      }
-      homedFiles = files;
-      homedBytes = bytes;
-      homedTopology = topology;
-    }
-    return new long[] {homedFiles, homedBytes};
   }
 }

@@ -25,7 +25,12 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
   static final int ADMIN_PREFETCH_THREADS = 16;
 
   Workers(
-      Catalog catalog, TieredCache cache, HintState hints, ErrorTable errors, MountConfig config) {
+      Catalog catalog,
+      TieredCache cache,
+      HintState hints,
+      ErrorTable errors,
+      MountConfig config,
+      org.hintfs.fs.cluster.ClusterPeerTier cluster) {
     this(
         new Prefetcher(
             hints.streams()::active,
@@ -41,7 +46,7 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
                 errors.record("prefetch", catalog.path(id), e);
               }
             },
-            cacheFiles(cache, catalog)),
+            cacheFiles(cache, catalog, cluster)),
         new OwedPrefetch(
             cache,
             catalog::size,
@@ -56,10 +61,23 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
             ADMIN_PREFETCH_THREADS));
   }
 
-  /** How many files of the catalog's mean size the cache holds now (its capacity can drop). */
-  private static java.util.function.LongSupplier cacheFiles(TieredCache cache, Catalog catalog) {
+  /**
+   * How many files of the catalog's mean size the prefetch windows may stage into (the capacity can
+   * drop): the cache; in a cluster, the room this node's homed samples leave, since what it stages
+   * for its readers are guests and guests never take a homed sample's room (with the whole cache as
+   * the budget, the windows of a node's ranks outgrew that room and evicted each other's staged
+   * samples before they were read).
+   */
+  private static java.util.function.LongSupplier cacheFiles(
+      TieredCache cache, Catalog catalog, org.hintfs.fs.cluster.ClusterPeerTier cluster) {
     long mean = Math.max(1, catalog.totalBytes() / Math.max(1, catalog.fileCount()));
-    return () -> cache.index().capacityBytes() / mean;
+    if (cluster == null) {
+      return () -> cache.index().capacityBytes() / mean;
+    }
+    return () -> {
+      long room = cache.index().capacityBytes() - cluster.homed(catalog)[1];
+      return Math.max(1, room / mean); // 0 would mean no limit
+    };
   }
 
   @Override

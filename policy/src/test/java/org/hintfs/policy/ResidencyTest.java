@@ -51,18 +51,22 @@ class ResidencyTest {
   }
 
   @Test
-  void aGuestUsedAgainLeavesLast_andOneStoredAsHomedIsAGuestNoMore() {
+  void aGuestAlreadyReadLeavesFirst_thenTheOldestUnread_andOneStoredAsHomedIsAGuestNoMore() {
     Residency r = lruOf(3);
     r.admit(0, 1, true);
     r.admit(1, 1, true);
     r.admit(2, 1, true);
-    r.accessed(0, true); // 0 is now the most recently used guest
-    r.admit(3, 1, true);
-    assertThat(evicted).containsExactly(1);
+    r.accessed(0, true); // 0 was staged for a reader who has read it now
+    r.admit(3, 1, true); // staged for the next read: it takes 0's room, not 1's or 2's
+    assertThat(evicted).containsExactly(0);
     // Its home moved here: stored again as this node's own, it is no longer a guest.
     r.own(2);
     assertThat(r.isGuest(2)).isFalse();
+    r.accessed(3, true);
     r.admit(4, 1, true);
-    assertThat(evicted).containsExactly(1, 0); // 3 and 4 are guests; 0 was the oldest guest
+    assertThat(evicted).containsExactly(0, 3); // 3 was read; 1 still waits for its reader
+    r.admit(5, 1, true);
+    assertThat(evicted).containsExactly(0, 3, 1); // none read: the oldest unread goes
+    assertThat(r.guestCount()).isEqualTo(2);
   }
 }

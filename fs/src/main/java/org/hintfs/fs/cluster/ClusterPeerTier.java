@@ -113,6 +113,32 @@ public final class ClusterPeerTier implements PeerTier {
     return peerFailures.sum();
   }
 
+  private int homedTopology = -1;
+  private long homedFiles;
+  private long homedBytes;
+
+  /**
+   * Files and bytes of {@code catalog} whose home is this member: {files, bytes}. Recounted only
+   * when the homes' topology changes (one hash per file: a fraction of a second at a million).
+   */
+  public synchronized long[] homed(org.hintfs.fs.catalog.Catalog catalog) {
+    int topology = member.topologyId();
+    if (topology != homedTopology) {
+      long files = 0;
+      long bytes = 0;
+      for (int id = 0; id < catalog.entryCount(); id++) {
+        if (!catalog.isDirectory(id) && member.isSelf(member.homeOf(id))) {
+          files++;
+          bytes += catalog.size(id);
+        }
+      }
+      homedFiles = files;
+      homedBytes = bytes;
+      homedTopology = topology;
+    }
+    return new long[] {homedFiles, homedBytes};
+  }
+
   /** The member this tier asks through. */
   public ClusterMember member() {
     return member;
