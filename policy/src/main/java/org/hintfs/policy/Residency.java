@@ -50,6 +50,9 @@ public final class Residency {
   /** Guests not read since they were stored, oldest first. */
   private final java.util.LinkedHashSet<Integer> guests = new java.util.LinkedHashSet<>();
 
+  /** Bytes charged to guests. */
+  private long guestBytes;
+
   /** Guests read since they were stored, oldest read first: the first to go. */
   private final java.util.LinkedHashSet<Integer> readGuests = new java.util.LinkedHashSet<>();
 
@@ -87,7 +90,12 @@ public final class Residency {
       return false;
     }
     boolean kept = pinned.get(sample) || held.get(sample);
-    if (first && used + charge > capacity && !kept && !guest && !policy.admit(sample)) {
+    // A homed sample asks the policy only for room the guests cannot give: their room is its.
+    if (first
+        && used - guestBytes + charge > capacity
+        && !kept
+        && !guest
+        && !policy.admit(sample)) {
       return false;
     }
     if (!first) {
@@ -104,6 +112,9 @@ public final class Residency {
       guests.add(sample);
     } else if (!guest) {
       dropGuest(sample); // stored as this node's own now (its home moved here)
+    }
+    if (isGuest(sample)) {
+      guestBytes += charge;
     }
     if (first) {
       policy.added(sample);
@@ -133,6 +144,9 @@ public final class Residency {
       return false;
     }
     long c = Math.min(charge, charged[sample]);
+    if (isGuest(sample)) {
+      guestBytes -= c;
+    }
     charged[sample] -= c;
     used -= c;
     if (charged[sample] > 0) {
@@ -144,8 +158,8 @@ public final class Residency {
   }
 
   private void dropGuest(int sample) {
-    if (!guests.remove(sample)) {
-      readGuests.remove(sample);
+    if (guests.remove(sample) || readGuests.remove(sample)) {
+      guestBytes -= charged[sample];
     }
   }
 
@@ -165,14 +179,18 @@ public final class Residency {
    */
   private boolean evictGuests(long need, int keep) {
     for (var list : List.of(readGuests, guests)) {
-      var it = list.iterator();
-      while (used + need > capacity && it.hasNext()) {
-        int g = it.next();
-        if (g == keep || pinned.get(g) || held.get(g)) {
-          continue;
+      while (used + need > capacity) {
+        int victim = -1;
+        for (int g : list) {
+          if (g != keep && !pinned.get(g) && !held.get(g)) {
+            victim = g;
+            break;
+          }
         }
-        it.remove();
-        remove(g);
+        if (victim < 0) {
+          break;
+        }
+        remove(victim);
       }
     }
     return used + need <= capacity;

@@ -69,4 +69,49 @@ class ResidencyTest {
     assertThat(evicted).containsExactly(0, 3, 1); // none read: the oldest unread goes
     assertThat(r.guestCount()).isEqualTo(2);
   }
+
+  @Test
+  void aHomedSampleTakesTheGuestsRoom_evenWhenThePolicyWouldNotEvictForIt() {
+    // Clairvoyant: 0 and 1 (guests, read next) are needed before 2 (homed, read last), so the
+    // policy alone would refuse 2 a victim. The guests' room is the homed sample's all the same:
+    // refused, it is fetched from the source again when a member asks for it.
+    long[] next = {1, 2, 9};
+    NextUse clock =
+        new NextUse() {
+          @Override
+          public long after(int sample) {
+            return sample < next.length ? next[sample] : NEVER;
+          }
+
+          @Override
+          public long now() {
+            return 0;
+          }
+        };
+    Residency r =
+        new Residency(
+            10,
+            Policies.create("clairvoyant", new PolicyContext(10, new Importance(10), clock, null)),
+            2,
+            new Residency.Events() {
+              @Override
+              public void added(int sample) {}
+
+              @Override
+              public void evicting(int sample) {
+                evicted.add(sample);
+              }
+            });
+    assertThat(r.admit(0, 1, true)).isTrue();
+    assertThat(r.admit(1, 1, true)).isTrue();
+    assertThat(r.admit(2, 1, false)).isTrue();
+    assertThat(evicted).containsExactly(0);
+    assertThat(r.isResident(2)).isTrue();
+    assertThat(r.guestCount()).isEqualTo(1);
+    // The guests' bytes are counted right through evictions: with 1 gone, 3 (homed) finds the
+    // room without asking the policy either, and 2 stays.
+    assertThat(r.admit(3, 1, false)).isTrue();
+    assertThat(evicted).containsExactly(0, 1);
+    assertThat(r.guestCount()).isZero();
+  }
 }
