@@ -8,14 +8,33 @@ public final class TorchSamplers {
 
   /**
    * {@code DistributedSampler(dataset of n, num_replicas=world, rank=rank, shuffle, seed,
-   * drop_last)} after {@code set_epoch(epoch)}: a permutation from a generator seeded with {@code
-   * seed + epoch}; without drop_last, padded by repeating its start up to a multiple of world; with
-   * it, cut down to one; then every world-th index from rank.
+   * drop_last)} after {@code set_epoch(epoch)}: every world-th index of {@link #distributedJob}
+   * from rank.
    */
   public static int[] distributed(
       int n, int world, int rank, boolean shuffle, long seed, long epoch, boolean dropLast) {
     if (world < 1 || rank < 0 || rank >= world) {
       throw new IllegalArgumentException("rank " + rank + " is not in [0, " + world + ")");
+    }
+    int[] job = distributedJob(n, world, shuffle, seed, epoch, dropLast);
+    int[] out = new int[job.length / world];
+    for (int k = 0, i = rank; i < job.length; i += world, k++) {
+      out[k] = job[i];
+    }
+    return out;
+  }
+
+  /**
+   * What every rank of a {@code DistributedSampler} job reads in one epoch, interleaved: rank
+   * {@code r}'s {@code k}-th sample is at {@code k * world + r}. A permutation from a generator
+   * seeded with {@code seed + epoch}; without drop_last, padded by repeating its start up to a
+   * multiple of world; with it, cut down to one. One permutation serves every rank (the simulator
+   * of a job of a thousand ranks draws it once).
+   */
+  public static int[] distributedJob(
+      int n, int world, boolean shuffle, long seed, long epoch, boolean dropLast) {
+    if (world < 1) {
+      throw new IllegalArgumentException("world " + world + " is not at least 1");
     }
     int numSamples =
         dropLast && n % world != 0
@@ -31,20 +50,13 @@ public final class TorchSamplers {
         indices[i] = i;
       }
     }
-    int[] padded;
+    int[] padded = Arrays.copyOf(indices, total);
     if (!dropLast) {
-      padded = Arrays.copyOf(indices, total);
       for (int i = n; i < total; i++) {
         padded[i] = indices[(i - n) % n];
       }
-    } else {
-      padded = Arrays.copyOf(indices, total);
     }
-    int[] out = new int[numSamples];
-    for (int k = 0, i = rank; i < total; i += world, k++) {
-      out[k] = padded[i];
-    }
-    return out;
+    return padded;
   }
 
   /**
