@@ -13,9 +13,11 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.hintfs.policy.Policies;
 import org.hintfs.policy.SubstitutionChooser;
+import org.hintfs.policy.sim.ClusterSimulator;
 import org.hintfs.policy.sim.Simulator;
 import org.hintfs.policy.sim.Trace;
 import org.hintfs.policy.sim.TraceGenerators;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -27,14 +29,18 @@ import picocli.CommandLine.Option;
       "Replay a trace (recorded by a mount with --trace, or generated) through cache policies at",
       "several cache sizes; print hit ratio, reads served locally, substitutions and bytes fetched.",
       "A policy name ending in +sub runs with substitution on; lru and clairvoyant are the",
-      "reference rows (clairvoyant needs a known order, so it is skipped for pads)."
+      "reference rows (clairvoyant needs a known order, so it is skipped for pads).",
+      "With --cluster-nodes: a job of N nodes, 2 ranks each, reading DistributedSampler's order",
+      "in lockstep, its caches alone or as one cluster (homes and guests); print local hits, GETs",
+      "per key next to the fewest any policy can make, and the traffic between nodes."
     },
     footer = {
       "",
       "Examples:",
       "  hintfs simulate --generate uniform --samples 10000 --epochs 5",
       "  hintfs simulate --generate pads --policies lru,shade --sizes 10",
-      "  hintfs simulate --trace run.trace --policies lru,shade,impact+sub,clairvoyant"
+      "  hintfs simulate --trace run.trace --policies lru,shade,impact+sub,clairvoyant",
+      "  hintfs simulate --cluster-nodes 8,64,512 --samples 1281167 --epochs 3 --sizes 50,100,150"
     })
 final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--trace", paramLabel = "FILE", description = "a recorded trace")
@@ -49,19 +55,19 @@ final class SimulateCommand implements Callable<Integer> {
   @Option(
       names = "--samples",
       defaultValue = "10000",
-      description = "generated: samples (default: ${DEFAULT-VALUE})")
+      description = "generated, or --cluster-nodes: samples (default: ${DEFAULT-VALUE})")
   int samples;
 
   @Option(
       names = "--epochs",
       defaultValue = "5",
-      description = "generated: epochs (default: ${DEFAULT-VALUE})")
+      description = "generated, or --cluster-nodes: epochs (default: ${DEFAULT-VALUE})")
   int epochs;
 
   @Option(
       names = "--seed",
       defaultValue = "1",
-      description = "generated: seed (default: ${DEFAULT-VALUE})")
+      description = "generated, or --cluster-nodes: seed (default: ${DEFAULT-VALUE})")
   long seed;
 
   @Option(
@@ -74,9 +80,19 @@ final class SimulateCommand implements Callable<Integer> {
   @Option(
       names = "--sizes",
       split = ",",
-      defaultValue = "10,20,50",
-      description = "cache sizes in percent of the dataset (default: ${DEFAULT-VALUE})")
+      description =
+          "cache sizes in percent of the dataset (default: 10,20,50); with --cluster-nodes, of"
+              + " the nodes' caches together, each node holding its share (default: 50,100,150)")
   List<Double> sizes;
+
+  @Option(
+      names = "--cluster-nodes",
+      split = ",",
+      paramLabel = "N",
+      description = "simulate jobs of these many nodes instead of one cache (e.g. 8,64,512)")
+  List<Integer> clusterNodes;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(
       names = "--max-substitution",
@@ -99,6 +115,12 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
+    if (clusterNodes != null) {
+      return cluster();
+    }
+    if (sizes == null) {
+      sizes = List.of(10.0, 20.0, 50.0);
+    }
     for (String p : policies) {
       if (!Policies.names().contains(base(p))) {
         throw new UserError(
@@ -187,6 +209,95 @@ final class SimulateCommand implements Callable<Integer> {
       }
     }
     return 0;
+  }
+
+  /**
+   * One row per node count, aggregate cache and mode. The job's order and homes are built once per
+   * node count and shared by its rows.
+   */
+  private int cluster() {
+    for (String o :
+        List.of(
+            "--trace",
+            "--generate",
+            "--write-trace",
+            "--policies",
+            "--max-substitution",
+            "--reuse",
+            "--from-start")) {
+      if (spec.commandLine().getParseResult().hasMatchedOption(o)) {
+        throw new UserError(
+            o
+                + " does not apply to --cluster-nodes (its modes are fixed: independent,"
+                + " cluster-lru, cluster-belady)");
+      }
+    }
+    for (int n : clusterNodes) {
+      if (n < 1) {
+        throw new UserError("--cluster-nodes takes node counts of at least 1, not " + n);
+      }
+    }
+    List<Double> aggregates = sizes != null ? sizes : List.of(50.0, 100.0, 150.0);
+    for (double a : aggregates) {
+      if (!(a > 0 && Double.isFinite(a))) {
+        throw new UserError(
+            "with --cluster-nodes, --sizes are the caches together in percent of the dataset,"
+                + " above 0 (150 for one and a half datasets), not "
+                + a);
+      }
+    }
+    if (samples < 1 || epochs < 1) {
+      throw new UserError("--samples and --epochs must be at least 1");
+    }
+    for (int n : clusterNodes) {
+      if ((long) n * ClusterSimulator.RANKS_PER_NODE > samples) {
+        throw new UserError(
+            "--cluster-nodes "
+                + n
+                + " runs "
+                + (long) n * ClusterSimulator.RANKS_PER_NODE
+                + " ranks, more than the "
+                + samples
+                + " samples: give each rank one at least (--samples)");
+      }
+    }
+    System.out.println(
+        "| nodes | cache per node | aggregate | mode | local hits by epoch | local hits"
+            + " | GETs per key | bound | peer reads per read | KB between nodes per read |");
+    System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (int n : clusterNodes) {
+      ClusterSimulator.Job job = ClusterSimulator.Job.torch(n, samples, epochs, seed);
+      for (double a : aggregates) {
+        double perNode = a / 100 / n;
+        for (ClusterSimulator.Mode m : ClusterSimulator.Mode.values()) {
+          ClusterSimulator.Result r = ClusterSimulator.run(job, m, perNode);
+          StringBuilder byEpoch = new StringBuilder();
+          for (int e = 0; e < epochs; e++) {
+            byEpoch.append(e == 0 ? "" : " / ");
+            byEpoch.append(String.format(Locale.ROOT, "%.3f", r.localHitRatio(e)));
+          }
+          System.out.printf(
+              Locale.ROOT,
+              "| %d | %s | %.2fx | %s | %s | %.3f | %.3f | %.3f | %.3f | %.1f |%n",
+              n,
+              percent(perNode * 100),
+              a / 100,
+              m.label(),
+              byEpoch,
+              r.localHitRatio(),
+              r.getsPerKey(),
+              r.boundPerKey(),
+              r.peerReadsPerRead(),
+              r.bytesBetweenNodesPerRead() / 1e3);
+        }
+      }
+    }
+    return 0;
+  }
+
+  /** A percentage with the digits a small share needs: 18.8%, 0.293%. */
+  private static String percent(double p) {
+    return String.format(Locale.ROOT, p >= 10 ? "%.1f%%" : p >= 1 ? "%.2f%%" : "%.3f%%", p);
   }
 
   private static String base(String p) {

@@ -214,6 +214,39 @@ class MainTest {
         "--generate",
         "zipf"
       },
+      {
+        "hintfs: --cluster-nodes takes node counts of at least 1, not 0",
+        "simulate",
+        "--cluster-nodes",
+        "8,0"
+      },
+      {
+        "hintfs: with --cluster-nodes, --sizes are the caches together in percent of the dataset,"
+            + " above 0 (150 for one and a half datasets), not 0.0",
+        "simulate",
+        "--cluster-nodes",
+        "8",
+        "--sizes",
+        "0"
+      },
+      {
+        "hintfs: --cluster-nodes 600 runs 1200 ranks, more than the 1000 samples: give each rank"
+            + " one at least (--samples)",
+        "simulate",
+        "--cluster-nodes",
+        "600",
+        "--samples",
+        "1000"
+      },
+      {
+        "hintfs: --policies does not apply to --cluster-nodes (its modes are fixed: independent,"
+            + " cluster-lru, cluster-belady)",
+        "simulate",
+        "--cluster-nodes",
+        "8",
+        "--policies",
+        "lru"
+      },
     };
     for (String[] c : cases) {
       String[] args = java.util.Arrays.copyOfRange(c, 1, c.length);
@@ -250,5 +283,37 @@ class MainTest {
         .asString()
         .startsWith("| trace | cache | policy | hit ratio |");
     assertThat(r.out()).contains("| uniform | 20% | lru |", "| uniform | 50% | clairvoyant |");
+  }
+
+  @Test
+  void simulateClusterNodes_printsOneRowPerNodeCountAggregateAndMode() {
+    Run r =
+        run(
+            "simulate",
+            "--cluster-nodes",
+            "1,4",
+            "--samples",
+            "400",
+            "--epochs",
+            "2",
+            "--sizes",
+            "50,150");
+    assertThat(r.rc()).as(r.err()).isZero();
+    // A header, its rule, and 2 node counts x 2 aggregates x 3 modes.
+    assertThat(r.out().strip().lines())
+        .hasSize(2 + 12)
+        .first()
+        .asString()
+        .startsWith("| nodes | cache per node | aggregate | mode | local hits by epoch |");
+    // 4 nodes with 1.5 datasets together: 37.5% each; every home holds its samples (about 100
+    // of 400 each), so the cluster reads each sample from the source once (the bound, 1.000).
+    // One node with half the dataset: Belady keeps 200 of epoch 0's reads for epoch 1, a 0.500
+    // local hit ratio there.
+    assertThat(r.out().lines())
+        .filteredOn(l -> l.startsWith("| 4 | 37.5% | 1.50x | cluster-belady |"))
+        .singleElement()
+        .asString()
+        .contains("| 1.000 | 1.000 |");
+    assertThat(r.out()).contains("| 1 | 50.0% | 0.50x | independent | 0.000 / 0.500 |");
   }
 }
