@@ -263,14 +263,17 @@ public final class ClusterSimulator {
       return q >= 0 ? q : -1;
     }
 
+    /** Nodes of the job, {@link #RANKS_PER_NODE} ranks each. */
     public int nodes() {
       return nodes;
     }
 
+    /** Samples in the dataset. */
     public int samples() {
       return sizes.length;
     }
 
+    /** Epochs the job reads. */
     public int epochs() {
       return epochs;
     }
@@ -280,6 +283,7 @@ public final class ClusterSimulator {
       return perEpoch;
     }
 
+    /** Bytes of all samples: a cache of fraction f holds f times this. */
     public long datasetBytes() {
       return datasetBytes;
     }
@@ -321,6 +325,7 @@ public final class ClusterSimulator {
       long gets,
       long bytesBetweenNodes) {
 
+    /** Reads of the whole run, by every rank. */
     public long reads() {
       return Arrays.stream(epochReads).sum();
     }
@@ -330,10 +335,12 @@ public final class ClusterSimulator {
       return Arrays.stream(epochLocalHits).sum();
     }
 
+    /** Share of all reads served from the reader's own node's cache. */
     public double localHitRatio() {
       return ratio(localHits(), reads());
     }
 
+    /** Share of epoch {@code epoch}'s reads served from the reader's own node's cache. */
     public double localHitRatio(int epoch) {
       return ratio(epochLocalHits[epoch], epochReads[epoch]);
     }
@@ -353,10 +360,12 @@ public final class ClusterSimulator {
       return sourceBound(nodes, cacheFraction, epochReads.length);
     }
 
+    /** Reads sent to the sample's home on another node, per read. */
     public double peerReadsPerRead() {
       return ratio(peerReads, reads());
     }
 
+    /** Bytes a home sent to a reader, per read. */
     public double bytesBetweenNodesPerRead() {
       return ratio(bytesBetweenNodes, reads());
     }
