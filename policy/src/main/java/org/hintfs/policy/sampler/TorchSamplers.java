@@ -67,19 +67,12 @@ public final class TorchSamplers {
    */
   public static int[] distributedPositions(
       int n, int world, boolean shuffle, long seed, long epoch, boolean dropLast) {
-    if (world < 1) {
-      throw new IllegalArgumentException("world " + world + " is not positive");
-    }
-    int numSamples =
-        dropLast && n % world != 0
-            ? (int) Math.ceil((double) (n - world) / world)
-            : (int) Math.ceil((double) n / world);
-    int total = numSamples * world;
-    int[] indices = shuffle ? new TorchGenerator(seed + epoch).randperm(n) : null;
+    int[] job = distributedJob(n, world, shuffle, seed, epoch, dropLast);
     int[] pos = new int[n];
     Arrays.fill(pos, -1);
-    for (int i = Math.min(total, n) - 1; i >= 0; i--) {
-      pos[indices == null ? i : indices[i]] = i / world;
+    // The first n places hold each sample once; any after them repeat the start (padding).
+    for (int i = Math.min(job.length, n) - 1; i >= 0; i--) {
+      pos[job[i]] = i / world;
     }
     return pos;
   }
