@@ -65,7 +65,7 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--log-file",
       paramLabel = "FILE",
-      description = "the daemon's log (default: $TMPDIR/hintfs-<uid>/<mountpoint>.log)")
+      description = "the daemon's log (default: /tmp/hintfs-<uid>/<mountpoint, '/' as '_'>.log)")
   Path logFile;
 
   @Option(
@@ -145,7 +145,8 @@ final class MountCommand implements Callable<Integer> {
       defaultValue = MountConfig.DEFAULT_CACHE_SIZE,
       description =
           "disk cache capacity: 20G, 500M, or a share of the dataset like 10%% (default:"
-              + " ${DEFAULT-VALUE}, at most 90%% of the free disk)")
+              + " ${DEFAULT-VALUE}; at most 90%% of what the disk can hold: its free space plus the"
+              + " cache's own)")
   String cacheSize;
 
   @Option(
