@@ -11,9 +11,13 @@ class ResidencyTest {
   final List<Integer> evicted = new ArrayList<>();
 
   Residency lruOf(long capacity) {
+    return of(Policies.create("lru", 10), capacity);
+  }
+
+  Residency of(CachePolicy policy, long capacity) {
     return new Residency(
         10,
-        Policies.create("lru", 10),
+        policy,
         capacity,
         new Residency.Events() {
           @Override
@@ -89,19 +93,9 @@ class ResidencyTest {
           }
         };
     Residency r =
-        new Residency(
-            10,
+        of(
             Policies.create("clairvoyant", new PolicyContext(10, new Importance(10), clock, null)),
-            2,
-            new Residency.Events() {
-              @Override
-              public void added(int sample) {}
-
-              @Override
-              public void evicting(int sample) {
-                evicted.add(sample);
-              }
-            });
+            2);
     assertThat(r.admit(0, 1, true)).isTrue();
     assertThat(r.admit(1, 1, true)).isTrue();
     assertThat(r.admit(2, 1, false)).isTrue();
