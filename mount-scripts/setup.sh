@@ -2,19 +2,26 @@
 # Installs what hintfs needs on Debian/Ubuntu and builds it. Idempotent: installs only what is
 # missing. Used by quickstart.sh, test.sh and CI.
 set -euo pipefail
-# Maven 3.8's console library writes colour resets (ESC[0m) even with -B into a pipe or a file:
-# strip them when the output is not a terminal.
-[[ -t 2 ]] || export MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.strip=true"
+# Debian's Maven 3.8 writes colour resets (ESC[0m) even with -B into a pipe or a file, and no
+# jansi or style.color setting stops it: when the output is not a terminal, they are filtered out.
+mvn_quiet() {
+  if [[ -t 2 ]]; then
+    mvn "$@"
+  else
+    mvn "$@" 2>&1 | sed -u $'s/\e\\[[0-9;]*m//g' >&2
+  fi
+}
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # fuse3: /dev/fuse tooling and fusermount; libfuse2: what jnr-fuse loads.
 # python3-torch/torchvision/pil: the PyTorch client the demo and the tests read through.
+# e2fsprogs: mkfs.ext4 for the full-disk test on a loop device.
 # python3-pytest, python3-venv and the *-whl packages: the Python helper's tests (pytest against
 # a real mount, and a pip install into a fresh venv with no network).
 for p in fuse3 libfuse2 python3-torch python3-torchvision python3-pil maven openjdk-17-jdk-headless \
-  python3-pytest python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl; do
+  python3-pytest python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl e2fsprogs; do
   have_pkg "$p" || need+=("$p")
 done
 # A JDK and Maven that were installed some other way (Temurin, SDKMAN) count too.
@@ -36,5 +43,5 @@ if [[ ! -e /dev/fuse ]]; then
 fi
 if [[ ${1:-} != --no-build ]]; then
   echo "setup: building (mvn package)" >&2
-  (cd "$root" && mvn -B -q -DskipTests package)
+  (cd "$root" && mvn_quiet -B -q -DskipTests package)
 fi
