@@ -13,7 +13,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one table that turns what went wrong into an errno, and counts and logs it exactly once.
+ * Turns what went wrong into an errno, and counts and logs it exactly once. A mount keeps two: the
+ * errors answered to readers (an errno returned to an open or a read), and the failures of
+ * background work no reader saw (a prefetch or background fetch that failed, the trace); {@code
+ * status} shows them apart.
  *
  * <p>ENOENT is the normal answer to a probe (Python looks for many files that do not exist), so it
  * is counted but not logged. Everything else is logged at WARN, the first 20 of each errno in full

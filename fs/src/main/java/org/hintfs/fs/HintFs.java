@@ -20,9 +20,10 @@ import org.hintfs.fs.store.TieredCache;
  * <p>Metadata: every getattr, lookup and readdir is answered from the in-memory {@link Catalog};
  * the source is only called to read bytes.
  *
- * <p>Reads: a file up to {@link MountConfig#wholeObjectLimit()} is fetched whole on its handle's
- * first read (one source request however many 128 KiB FUSE reads follow) and served from that array
- * until release; a larger file is read from the source range by range.
+ * <p>Reads: a file up to {@link MountConfig#wholeObjectLimit()} is one unit: a miss is fetched
+ * whole, starting at its open ({@link SampleOpener}; one source request however many 128 KiB FUSE
+ * reads follow), and served from that array until release; a larger file is read in blocks, each a
+ * unit of the cache.
  *
  * <p>Concurrency: all methods are called from libfuse's worker threads at once. The open-file table
  * is a concurrent map of {@link Handle}s; no lock is held while a read waits for a fetch.

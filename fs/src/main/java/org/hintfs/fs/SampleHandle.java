@@ -3,8 +3,11 @@ package org.hintfs.fs;
 /**
  * A handle on a catalog file: a sample, or (substituted) another sample served in its place.
  *
- * <p>A small file's bytes are fetched on the first read, not at open, so opens the kernel answers
- * from its page cache (a warm second pass) cost no source read at all.
+ * <p>A missed file's fetch starts at its open, off the FUSE thread ({@code pending}); the first
+ * read takes its bytes, whether or not the cache admitted them, so a miss costs one source request
+ * however the kernel reads. A cached file's bytes are read from the tiers on the first read. A
+ * failed fetch is kept: the kernel's re-reads of the page get EIO at once, not after another retry
+ * time (a reader waits at most --retry-timeout); a new open fetches anew.
  */
 final class SampleHandle implements Handle {
   final int id;

@@ -12,7 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The read path behind every open file: RAM tier, then LMDB, then the source.
+ * The read path behind every open file: RAM tier, then LMDB, then (in a cluster, {@link PeerTier})
+ * the unit's home, then the source. A copy of a sample another member is home to is stored as a
+ * guest (it never takes a homed sample's room).
  *
  * <p>Units: a file up to the whole-object limit is one unit (block 0, its whole length); a larger
  * file is cut into fixed blocks, each a unit of its own. The policy sees catalog ids: it admits and
