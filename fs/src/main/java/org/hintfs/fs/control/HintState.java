@@ -114,7 +114,15 @@ public final class HintState {
     Arrays.fill(classOf, -1);
     this.context = new PolicyContext(entries, importance, streams, classOf);
     this.jobScores = new JobScores(entries, importance);
-    this.predictions = new Predictions(entries, s -> effects.orderChanged(s));
+    this.predictions =
+        new Predictions(
+            entries,
+            s -> {
+              // The job's positions are computed here, on the hint applier, not under the cache's
+              // lock when the re-keying asks for them.
+              streams.warmJobClock(s);
+              effects.orderChanged(s);
+            });
     this.substitution = new Substitution(context, () -> view);
     this.applier = new Thread(this::applyLoop, "hint-applier");
     this.applier.setDaemon(true);

@@ -48,16 +48,26 @@ final class JobOrders {
       return NextUse.NEVER;
     }
     int mine = s.order().position() - start;
-    int p = of(sd, s.epoch(), v, id);
-    if (p >= 0 && p >= mine) {
-      return s.order().timeAt(start + p);
-    }
     int step =
         !s.recognition().hinted() && s.recognition().detected() != null
             ? s.recognition().detectedEpochStep()
             : 1;
+    if (id < 0) { // warming: both epochs' positions, off the cache's lock
+      positions(sd, s.epoch(), v);
+      positions(sd, s.epoch() + step, v);
+      return NextUse.NEVER;
+    }
+    int p = of(sd, s.epoch(), v, id);
+    if (p >= 0 && p >= mine) {
+      return s.order().timeAt(start + p);
+    }
     int q = of(sd, s.epoch() + step, v, id);
     return q >= 0 ? s.order().timeAt(start + len + q) : NextUse.NEVER;
+  }
+
+  /** Epochs whose positions are computed now. */
+  int ready() {
+    return positions.size();
   }
 
   private int of(SamplerSpec sd, int epoch, ImageFolderView v, int id) {

@@ -288,6 +288,20 @@ public final class Streams implements NextUse, AutoCloseable {
     jobWide = on ? new JobOrders() : null;
   }
 
+  /** Computes the job's positions for {@code s}'s epoch and the next, if the clock is on. */
+  public void warmJobClock(Stream s) {
+    JobOrders job = jobWide;
+    if (job != null) {
+      job.after(s, -1);
+    }
+  }
+
+  /** Epochs of jobs whose positions are computed (tests). */
+  int jobClockEpochsReady() {
+    JobOrders job = jobWide;
+    return job == null ? 0 : job.ready();
+  }
+
   @Override
   public long after(int sample) {
     long best = NEVER;

@@ -274,6 +274,9 @@ class StreamsTest {
     int other = orders[2][k]; // rank 2 reads it at step 17; this node's rank never does
     assertThat(streams.after(other)).isEqualTo(NextUse.NEVER);
     streams.countWholeJobs(true);
+    // Computed when the order is set (on the hint applier), not when the cache's lock asks.
+    streams.warmJobClock(r0);
+    assertThat(streams.jobClockEpochsReady()).isEqualTo(2);
     assertThat(streams.after(other)).isEqualTo(r0.order().timeAt(k));
     // This node's own rank: the same answer as its own order gives.
     assertThat(streams.after(orders[0][30])).isEqualTo(r0.order().nextUse(orders[0][30]));
