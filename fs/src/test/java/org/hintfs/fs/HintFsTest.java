@@ -140,21 +140,22 @@ class HintFsTest {
     try {
       src.down(true);
       long fh = down.open("/cls/small.jpg", false);
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      assertThatThrownBy(() -> down.read(fh, 0, 4096, out::write)).isInstanceOf(IOException.class);
-      long tried = src.reads();
-      // The kernel reads a failed page again: the handle answers with its error, no new fetch
-      // (each would wait out the source's whole retry time).
-      assertThatThrownBy(() -> down.read(fh, 0, 4096, out::write)).isInstanceOf(IOException.class);
-      assertThat(src.reads()).isEqualTo(tried);
-      // The open's background fetch failed too: counted as background work, not as an error a
-      // reader was answered (the FUSE adapter records those in errors()).
-      long deadline = System.nanoTime() + 5_000_000_000L;
+      // No read yet, so the open's background fetch runs it (a read that came first would run it
+      // itself, and its reader be answered the error instead): it fails, counted as background
+      // work, not as an error a reader was answered (the FUSE adapter records those in errors()).
+      long deadline = System.nanoTime() + 30_000_000_000L;
       while (down.backgroundErrors().snapshot().isEmpty() && System.nanoTime() < deadline) {
         Thread.sleep(5);
       }
       assertThat(down.backgroundErrors().snapshot()).containsEntry("EIO", 1L);
       assertThat(down.errors().snapshot()).isEmpty();
+      long tried = src.reads();
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      assertThatThrownBy(() -> down.read(fh, 0, 4096, out::write)).isInstanceOf(IOException.class);
+      // The kernel reads a failed page again: the handle answers with its error, no new fetch
+      // (each would wait out the source's whole retry time).
+      assertThatThrownBy(() -> down.read(fh, 0, 4096, out::write)).isInstanceOf(IOException.class);
+      assertThat(src.reads()).isEqualTo(tried);
       down.release(fh);
       // A new open fetches anew, and the source is back.
       src.down(false);
