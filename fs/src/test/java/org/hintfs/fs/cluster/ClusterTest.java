@@ -222,9 +222,20 @@ class ClusterTest {
     }
     long sourceReads = sources.stream().mapToLong(FaultInjectingSource::reads).sum();
     assertThat(sourceReads).isEqualTo(FILES);
+    // Copies were kept where room allowed. Not on every member: the hash may make one home to so
+    // many files that they fill its cache, and then it keeps no guest at all (as it should).
+    long guests = 0;
     for (HintFs fs : members) {
-      assertThat(cluster(fs).path("guest_files").asLong()).isPositive();
+      JsonNode c = cluster(fs);
+      guests += c.path("guest_files").asLong();
+      long room = fs.cache().index().capacityBytes() - c.path("homed_bytes").asLong();
+      if (room > 30_000) { // room for a guest of the largest size
+        assertThat(c.path("guest_files").asLong())
+            .as("guests with %d bytes of room", room)
+            .isPositive();
+      }
     }
+    assertThat(guests).isPositive();
   }
 
   @Test
