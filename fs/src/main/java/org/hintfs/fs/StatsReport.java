@@ -245,7 +245,7 @@ final class StatsReport {
     c.put("view_changes", member.viewChanges());
     c.put("topologies", member.rebalances());
     c.put("rebalancing", member.rebalancing());
-    long[] homed = peers.homed(fs.catalog());
+    long[] homed = peers.homedNow(fs.catalog());
     c.put("homed_files", homed[0]);
     c.put("homed_bytes", homed[1]);
     c.put("guest_files", fs.cache().guestFiles());

@@ -113,30 +113,58 @@ public final class ClusterPeerTier implements PeerTier {
     return peerFailures.sum();
   }
 
-  private int homedTopology = -1;
-  private long homedFiles;
-  private long homedBytes;
+  private volatile int homedTopology = -1;
+  private volatile long[] homed = {0, 0};
+  private final java.util.concurrent.atomic.AtomicBoolean recounting =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   /**
-   * Files and bytes of {@code catalog} whose home is this member: {files, bytes}. Recounted only
-   * when the homes' topology changes (one hash per file: a fraction of a second at a million).
+   * Files and bytes of {@code catalog} whose home is this member: {files, bytes}. Recounted when
+   * the homes' topology changes (one hash per file: a fraction of a second at a million files), on
+   * a thread of its own: the caller (a prefetcher sizing its windows on a FUSE thread, a stats
+   * read) gets the last count at once, never the wait.
    */
-  public synchronized long[] homed(org.hintfs.fs.catalog.Catalog catalog) {
+  public long[] homed(org.hintfs.fs.catalog.Catalog catalog) {
+    int topology = member.topologyId();
+    if (topology != homedTopology && recounting.compareAndSet(false, true)) {
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  count(catalog, topology);
+                } catch (RuntimeException e) {
+                  log.debug("counting the homed files failed (the cluster is closing?)", e);
+                } finally {
+                  recounting.set(false);
+                }
+              },
+              "homed-count");
+      t.setDaemon(true);
+      t.start();
+    }
+    return homed;
+  }
+
+  /** {@link #homed}, counted now if the topology changed since (for stats, off the read path). */
+  public long[] homedNow(org.hintfs.fs.catalog.Catalog catalog) {
     int topology = member.topologyId();
     if (topology != homedTopology) {
-      long files = 0;
-      long bytes = 0;
-      for (int id = 0; id < catalog.entryCount(); id++) {
-        if (!catalog.isDirectory(id) && member.isSelf(member.homeOf(id))) {
-          files++;
-          bytes += catalog.size(id);
-        }
-      }
-      homedFiles = files;
-      homedBytes = bytes;
-      homedTopology = topology;
+      count(catalog, topology);
     }
-    return new long[] {homedFiles, homedBytes};
+    return homed;
+  }
+
+  private void count(org.hintfs.fs.catalog.Catalog catalog, int topology) {
+    long files = 0;
+    long bytes = 0;
+    for (int id = 0; id < catalog.entryCount(); id++) {
+      if (!catalog.isDirectory(id) && member.isSelf(member.homeOf(id))) {
+        files++;
+        bytes += catalog.size(id);
+      }
+    }
+    homed = new long[] {files, bytes};
+    homedTopology = topology;
   }
 
   /** The member this tier asks through. */
