@@ -431,6 +431,14 @@ public final class ClusterMember implements AutoCloseable {
     manager.stop();
   }
 
+  /** The JGroups channel under the cache manager (tests cut it to partition the cluster). */
+  JChannel channel() {
+    return ((JGroupsTransport)
+            GlobalComponentRegistry.componentOf(
+                manager, org.infinispan.remoting.transport.Transport.class))
+        .getChannel();
+  }
+
   private static String rootMessage(Throwable t) {
     Throwable r = t;
     while (r.getCause() != null && r.getCause() != r) {

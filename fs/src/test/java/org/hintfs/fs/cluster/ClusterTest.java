@@ -318,4 +318,112 @@ class ClusterTest {
     }
     assertThat(cluster(members.get(1)).path("reads_from_peers").asLong()).isPositive();
   }
+
+  /** Drops every message between this member and {@code others}, both ways, until healed. */
+  static org.jgroups.protocols.DISCARD cut(HintFs fs) throws Exception {
+    org.jgroups.JChannel ch = fs.cluster().member().channel();
+    org.jgroups.protocols.DISCARD d =
+        ch.getProtocolStack().findProtocol(org.jgroups.protocols.DISCARD.class);
+    if (d == null) {
+      d = new org.jgroups.protocols.DISCARD();
+      d.setAddress(ch.getAddress());
+      ch.getProtocolStack()
+          .insertProtocol(
+              d, org.jgroups.stack.ProtocolStack.Position.ABOVE, org.jgroups.protocols.TP.class);
+      d.start();
+    }
+    return d;
+  }
+
+  @Test
+  void aPartition_servesEachSideFromTheSource_andHeals() throws Exception {
+    List<Integer> ports = List.of(freePort(), freePort(), freePort());
+    for (int i = 0; i < 3; i++) {
+      member(i, ports, null, src, false); // no disk cache: every read asks its home again
+    }
+    awaitMembers(members, 3);
+    HintFs a = members.get(0);
+    HintFs b = members.get(1);
+    HintFs alone = members.get(2);
+    org.jgroups.Address aAddr = a.cluster().member().channel().getAddress();
+    org.jgroups.Address bAddr = b.cluster().member().channel().getAddress();
+    org.jgroups.Address cAddr = alone.cluster().member().channel().getAddress();
+    // Readers on both sides read every file, over and over, while the network splits under them.
+    java.util.concurrent.atomic.AtomicBoolean stop =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    List<Future<Integer>> readers = new ArrayList<>();
+    for (HintFs fs : List.of(a, alone)) {
+      readers.add(
+          pool.submit(
+              () -> {
+                int reads = 0;
+                while (!stop.get()) {
+                  for (int f = 0; f < FILES && !stop.get(); f++) {
+                    long t0 = System.nanoTime();
+                    assertThat(readAll(fs, paths.get(f))).isEqualTo(content.get(f));
+                    slowest.accumulateAndGet(System.nanoTime() - t0, Math::max);
+                    reads++;
+                  }
+                }
+                return reads;
+              }));
+    }
+    Thread.sleep(500);
+    cut(a).addIgnoredMembers(cAddr);
+    cut(b).addIgnoredMembers(cAddr);
+    cut(alone).addIgnoredMembers(aAddr, bAddr);
+    // Failure detection splits the view: each side is a cluster of its own, homes rehashed.
+    awaitView(List.of(a, b), 2);
+    awaitView(List.of(alone), 1);
+    long aloneSourceBefore = sources.get(2).reads();
+    long aloneFromPeersBefore = cluster(alone).path("reads_from_peers").asLong();
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(alone, paths.get(f))).isEqualTo(content.get(f));
+    }
+    // Alone, it is every file's home: the source serves it all, no peer is asked.
+    assertThat(sources.get(2).reads() - aloneSourceBefore).isGreaterThanOrEqualTo(FILES);
+    assertThat(cluster(alone).path("reads_from_peers").asLong()).isEqualTo(aloneFromPeersBefore);
+    assertThat(cluster(alone).path("homed_files").asLong()).isEqualTo(FILES);
+    // Healed, MERGE3 joins the sides and the homes are shared by three again.
+    cut(a).resetIgnoredMembers();
+    cut(b).resetIgnoredMembers();
+    cut(alone).resetIgnoredMembers();
+    awaitMembers(members, 3);
+    stop.set(true);
+    for (Future<Integer> r : readers) {
+      assertThat(r.get(120, TimeUnit.SECONDS)).isPositive();
+    }
+    pool.shutdown();
+    long homed = 0;
+    for (HintFs fs : members) {
+      homed += cluster(fs).path("homed_files").asLong();
+    }
+    assertThat(homed).isEqualTo(FILES);
+    long fromPeers = cluster(alone).path("reads_from_peers").asLong();
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(alone, paths.get(f))).isEqualTo(content.get(f));
+    }
+    assertThat(cluster(alone).path("reads_from_peers").asLong()).isGreaterThan(fromPeers);
+    // A read caught by the split waited for failure detection (~3.5 s), never for the peer
+    // timeout: the asks to the lost side failed when it was suspected.
+    System.out.printf("partition: slowest read %.1f s%n", slowest.get() / 1e9);
+    assertThat(slowest.get() / 1_000_000).isLessThan(ClusterPeerTier.TIMEOUT_MILLIS);
+  }
+
+  static void awaitView(List<HintFs> fss, int n) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      boolean all = true;
+      for (HintFs fs : fss) {
+        all &= fs.cluster().member().members().size() == n && !fs.cluster().member().rebalancing();
+      }
+      if (all) {
+        return;
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the members did not see " + n + " members within 60 s");
+  }
 }
