@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
       PolicyCommand.class,
       RefreshCommand.class,
       SimulateCommand.class,
+      AotTrainCommand.class,
       CommandLine.HelpCommand.class,
       picocli.AutoComplete.GenerateCompletion.class
     },

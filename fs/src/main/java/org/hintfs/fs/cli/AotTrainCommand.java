@@ -1,0 +1,174 @@
+package org.hintfs.fs.cli;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/**
+ * The training run of the AOT cache (Java 25's {@code -XX:AOTCacheOutput}, JEP 483/514/515): the
+ * launcher runs this once per jar, and every later daemon starts with the classes it loaded and
+ * linked and the method profiles it recorded. It exercises the real paths a daemon takes in its
+ * first minutes, in one JVM, through the kernel: a mount of a local directory and one of S3 (an
+ * in-process {@link TrainingS3}, no network), each listed, hinted (dataset, seed, losses), read
+ * once as misses and once as hits from LMDB by several readers, its stats and {@code status} read,
+ * then unmounted.
+ */
+@Command(
+    name = "aot-train",
+    hidden = true,
+    description = "the AOT cache's training run (the launcher runs it; see docs/CONFIGURATION.md)")
+final class AotTrainCommand implements Callable<Integer> {
+  static final int FILES = 400;
+
+  @Parameters(index = "0", paramLabel = "WORKDIR", description = "scratch directory (emptied)")
+  Path work;
+
+  @Override
+  public Integer call() throws Exception {
+    Path w = work.toAbsolutePath().normalize();
+    deleteTree(w);
+    Path src = Files.createDirectories(w.resolve("src"));
+    List<String> files = dataset(src.resolve("train"));
+    train(w, "local", files, List.of(src.toString()));
+    try (TrainingS3 s3 = new TrainingS3("train", "ds/", src)) {
+      train(
+          w,
+          "s3",
+          files,
+          List.of("s3://train/ds", "--endpoint", s3.endpoint(), "--region", "us-east-1"));
+    }
+    deleteTree(w);
+    return 0;
+  }
+
+  private static List<String> dataset(Path dir) throws IOException {
+    Random rnd = new Random(26);
+    List<String> files = new ArrayList<>();
+    for (int i = 0; i < FILES; i++) {
+      String rel = "train/c" + (i % 4) + "/img_" + i + ".jpg";
+      Path p = dir.getParent().resolve(rel);
+      Files.createDirectories(p.getParent());
+      byte[] b = new byte[8_000 + rnd.nextInt(150_000)];
+      rnd.nextBytes(b);
+      Files.write(p, b);
+      files.add(rel);
+    }
+    return files;
+  }
+
+  private static void train(Path w, String name, List<String> files, List<String> source)
+      throws Exception {
+    Path mnt = Files.createDirectories(w.resolve("mnt-" + name));
+    List<String> args = new ArrayList<>(List.of("mount", "--foreground"));
+    args.add(source.get(0));
+    args.add(mnt.toString());
+    args.addAll(List.of("--cache-dir", w.resolve("cache-" + name).toString()));
+    args.addAll(source.subList(1, source.size()));
+    AtomicInteger status = new AtomicInteger(-1);
+    Thread serving = new Thread(() -> status.set(Main.run(args.toArray(String[]::new))), name);
+    serving.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (Mounts.typeAt(mnt).isEmpty()) {
+      if (!serving.isAlive() || System.nanoTime() > deadline) {
+        throw new UserError("aot-train: the " + name + " mount did not come up");
+      }
+      Thread.sleep(20);
+    }
+    try {
+      Path control = mnt.resolve(".hintfs/control");
+      hint(control, "dataset train\nseed 7 epoch 0 world 1 rank 0\n");
+      read(mnt, files, 1); // misses
+      StringBuilder losses = new StringBuilder("loss");
+      for (int i = 0; i < 64; i++) {
+        losses.append(" #").append(i).append('=').append(i % 7 * 0.25);
+      }
+      hint(control, losses + "\nepoch 1\n");
+      read(mnt, files, 2); // hits
+      Files.readAllBytes(mnt.resolve(".hintfs/stats"));
+      PrintStream out = System.out;
+      System.setOut(new PrintStream(OutputStream.nullOutputStream()));
+      try {
+        Main.run("status", mnt.toString());
+      } finally {
+        System.setOut(out);
+      }
+    } finally {
+      UnmountCommand.detach(mnt, false);
+      serving.join(TimeUnit.SECONDS.toMillis(60));
+    }
+    if (status.get() != 0) {
+      throw new UserError("aot-train: the " + name + " mount ended with status " + status.get());
+    }
+  }
+
+  private static void hint(Path control, String lines) throws IOException {
+    try (FileChannel ch = FileChannel.open(control, StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(lines.getBytes(StandardCharsets.UTF_8)));
+    }
+  }
+
+  /** Every file once, by 4 readers, in a shuffled order. */
+  private static void read(Path mnt, List<String> files, long seed) throws Exception {
+    List<String> order = new ArrayList<>(files);
+    Collections.shuffle(order, new Random(seed));
+    AtomicInteger next = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        done.add(
+            pool.submit(
+                () -> {
+                  ByteBuffer buf = ByteBuffer.allocateDirect(256 * 1024);
+                  for (int i; (i = next.getAndIncrement()) < order.size(); ) {
+                    try (FileChannel ch = FileChannel.open(mnt.resolve(order.get(i)))) {
+                      buf.clear();
+                      while (ch.read(buf) > 0) {
+                        if (!buf.hasRemaining()) {
+                          buf.clear();
+                        }
+                      }
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> d : done) {
+        d.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+}
