@@ -29,6 +29,11 @@ final class StatsReport {
     m.put("pid", ProcessHandle.current().pid());
     m.put("started", fs.started().toString());
     m.put("uptime_s", Duration.between(fs.started(), Instant.now()).toSeconds());
+    Map<String, Object> jvm = new LinkedHashMap<>();
+    jvm.put("version", System.getProperty("java.version"));
+    jvm.put("vendor", System.getProperty("java.vendor"));
+    jvm.put("home", System.getProperty("java.home"));
+    m.put("java", jvm);
     m.put("files", fs.catalog().fileCount());
     m.put("directories", fs.catalog().directoryCount());
     m.put("bytes", fs.catalog().totalBytes());

@@ -75,7 +75,17 @@ public final class Main implements Runnable {
   static final class VersionProvider implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      return new String[] {"hintfs " + org.hintfs.fs.Version.VERSION};
+      return new String[] {"hintfs " + org.hintfs.fs.Version.VERSION + " (" + java() + ")"};
+    }
+
+    /** "Java 25.0.3, Eclipse Adoptium, /usr/lib/jvm/temurin-25-jdk-amd64": the JVM running this. */
+    static String java() {
+      return "Java "
+          + System.getProperty("java.version")
+          + ", "
+          + System.getProperty("java.vendor")
+          + ", "
+          + System.getProperty("java.home");
     }
   }
 }

@@ -121,6 +121,17 @@ final class StatusCommand implements Callable<Integer> {
     row(out, "mountpoint", s.path("mountpoint").asText());
     row(out, "daemon pid", s.path("pid").asText());
     row(out, "uptime", Human.duration(s.path("uptime_s").asLong()));
+    JsonNode j = s.path("java");
+    if (j.isObject()) {
+      row(
+          out,
+          "java",
+          j.path("version").asText()
+              + " ("
+              + j.path("vendor").asText()
+              + ") at "
+              + j.path("home").asText());
+    }
     row(
         out,
         "files",

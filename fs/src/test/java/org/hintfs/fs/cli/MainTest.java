@@ -104,10 +104,20 @@ class MainTest {
   }
 
   @Test
-  void version_printsTheBuildsVersion() {
+  void version_printsTheBuildsVersion_andTheJavaRunningIt() {
     Run r = run("--version");
     assertThat(r.rc()).isZero();
-    assertThat(r.out().strip()).isEqualTo("hintfs " + org.hintfs.fs.Version.VERSION);
+    assertThat(r.out().strip())
+        .isEqualTo(
+            "hintfs "
+                + org.hintfs.fs.Version.VERSION
+                + " (Java "
+                + System.getProperty("java.version")
+                + ", "
+                + System.getProperty("java.vendor")
+                + ", "
+                + System.getProperty("java.home")
+                + ")");
   }
 
   @Test
