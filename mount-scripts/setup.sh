@@ -44,4 +44,8 @@ fi
 if [[ ${1:-} != --no-build ]]; then
   echo "setup: building (mvn package)" >&2
   (cd "$root" && mvn_quiet -B -q -DskipTests package)
+  # The AOT cache: a ~20 s training run through /dev/fuse, after which every mount's daemon starts
+  # warm (docs/CONFIGURATION.md). Mounts work without it.
+  echo "setup: building the AOT cache (hintfs aot-cache)" >&2
+  "$root/mount-scripts/hintfs" aot-cache >&2 || echo "setup: going on without the AOT cache" >&2
 fi

@@ -33,6 +33,7 @@ final class StatsReport {
     jvm.put("version", System.getProperty("java.version"));
     jvm.put("vendor", System.getProperty("java.vendor"));
     jvm.put("home", System.getProperty("java.home"));
+    jvm.put("aot_cache", aotCache());
     m.put("java", jvm);
     m.put("files", fs.catalog().fileCount());
     m.put("directories", fs.catalog().directoryCount());
@@ -262,5 +263,18 @@ final class StatsReport {
     c.put("served_to_peers", fs.home().served());
     c.put("bytes_served_to_peers", fs.home().bytesServed());
     return c;
+  }
+
+  /**
+   * The AOT cache (Java 25+) or CDS archive (17-24) the launcher started this JVM with, or null:
+   * what it was given; a cache the JVM refused is named in the log's first lines.
+   */
+  static String aotCache() {
+    for (String a : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (a.startsWith("-XX:AOTCache=") || a.startsWith("-XX:SharedArchiveFile=")) {
+        return a.substring(a.indexOf('=') + 1);
+      }
+    }
+    return null;
   }
 }

@@ -111,7 +111,15 @@ class JavaChoiceIT {
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     Map<String, String> e = pb.environment();
-    for (String k : List.of("JAVA", "JAVA_HOME", "HINTFS_JVM_DIRS", "HINTFS_JAVA_OPTS")) {
+    for (String k :
+        List.of(
+            "JAVA",
+            "JAVA_HOME",
+            "HINTFS_JVM_DIRS",
+            "HINTFS_JAVA_OPTS",
+            "HINTFS_AOT",
+            "HINTFS_AOT_DIR",
+            "JAVA_TOOL_OPTIONS")) {
       e.remove(k);
     }
     e.putAll(env);
@@ -270,10 +278,60 @@ class JavaChoiceIT {
   void aMountsDaemonRunsTheChosenJava_andStatusSaysWhich() throws Exception {
     List<String> rows =
         mountAndStatus("on17", Map.of("JAVA", jdk17.resolve("bin/java").toString()));
-    assertThat(row(rows, "java")).startsWith("17.").endsWith(" at " + jdk17);
+    assertThat(row(rows, "java")).startsWith("17.").contains(" at " + jdk17 + ", ");
     rows = mountAndStatus("on25", Map.of());
-    assertThat(row(rows, "java")).startsWith(jdk25Version + " (").endsWith(" at " + jdk25);
+    assertThat(row(rows, "java")).startsWith(jdk25Version + " (").contains(" at " + jdk25 + ", ");
     // The flags reached the daemon: Java 25 warns of nothing.
     assertThat(Files.readString(tmp.resolve("on25.log"))).doesNotContain("WARNING");
+  }
+
+  /** Classes of hintfs that a {@code --version} run loaded from an AOT cache or CDS archive. */
+  static long fromTheCache(Map<String, String> env) throws Exception {
+    Map<String, String> e = new java.util.HashMap<>(env);
+    e.put("JAVA_TOOL_OPTIONS", "-Xlog:class+load=info");
+    Hintfs.Result r = launcher(e, "--version");
+    assertThat(r.rc()).as(r.out()).isZero();
+    return r.out()
+        .lines()
+        .filter(l -> l.contains(" org.hintfs.") && l.contains("shared objects file"))
+        .count();
+  }
+
+  @Test
+  void theAotCache_isBuiltOncePerJava_andEveryLaterDaemonStartsWithIt() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("aot"));
+    Map<String, String> on25 = Map.of("HINTFS_AOT_DIR", dir.toString());
+    assertThat(fromTheCache(on25)).as("no cache built yet").isZero();
+    Hintfs.Result r = launcher(on25, "aot-cache");
+    assertThat(r.rc()).as(r.out()).isZero();
+    assertThat(r.out().strip())
+        .matches(
+            "hintfs: AOT cache for Java 25 written in \\d+ s: "
+                + java.util.regex.Pattern.quote(dir.toString())
+                + "/hintfs-java25-\\d+\\.aot \\(\\d+ MiB\\)");
+    // Classes come from it (Java 25 loads the cached classes at start).
+    assertThat(fromTheCache(on25)).isGreaterThan(100);
+    // Not with HINTFS_AOT=0, nor for other options (their checksum names another cache).
+    assertThat(fromTheCache(Map.of("HINTFS_AOT_DIR", dir.toString(), "HINTFS_AOT", "0"))).isZero();
+    assertThat(fromTheCache(Map.of("HINTFS_AOT_DIR", dir.toString(), "HINTFS_JAVA_OPTS", "-Xss2m")))
+        .isZero();
+    // A mount's daemon starts with it and says so.
+    List<String> rows = mountAndStatus("aot", on25);
+    assertThat(row(rows, "java")).contains(", AOT cache " + dir + "/hintfs-java25-");
+    assertThat(Files.readString(tmp.resolve("aot.log"))).doesNotContain("[warning][aot]");
+    // Java 17: a CDS archive of the same run's classes.
+    Map<String, String> on17 =
+        Map.of("HINTFS_AOT_DIR", dir.toString(), "JAVA", jdk17.resolve("bin/java").toString());
+    r = launcher(on17, "aot-cache");
+    assertThat(r.rc()).as(r.out()).isZero();
+    assertThat(r.out().strip())
+        .startsWith("hintfs: AOT cache for Java 17 written in ")
+        .endsWith(" MiB)");
+    assertThat(fromTheCache(on17)).isPositive();
+    try (Stream<Path> s = Files.list(dir)) {
+      assertThat(s.map(f -> f.getFileName().toString()).sorted().toList())
+          .hasSize(2)
+          .allMatch(n -> n.matches("hintfs-java(25-\\d+\\.aot|17-\\d+\\.jsa)"));
+    }
   }
 }

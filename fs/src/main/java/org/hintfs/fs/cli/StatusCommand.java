@@ -130,7 +130,10 @@ final class StatusCommand implements Callable<Integer> {
               + " ("
               + j.path("vendor").asText()
               + ") at "
-              + j.path("home").asText());
+              + j.path("home").asText()
+              + (j.path("aot_cache").isTextual()
+                  ? ", AOT cache " + j.path("aot_cache").asText()
+                  : ", no AOT cache"));
     }
     row(
         out,
