@@ -64,7 +64,15 @@ public final class Streams implements NextUse, AutoCloseable {
   private final AtomicInteger ids = new AtomicInteger(1);
   private final Map<Long, Stream> byOwner = new ConcurrentHashMap<>();
   private final Map<String, Stream> byName = new ConcurrentHashMap<>();
-  private final Map<Long, Stream> pidCache = new ConcurrentHashMap<>();
+
+  /**
+   * Ancestry answers. Never cleared in place: a new map replaces it once the stream maps changed,
+   * and {@link #attribute} stores its answer in the map it read before looking: an answer computed
+   * from the old maps lands in the discarded map, not in the new one (else an open racing a
+   * stream's start could cache "no stream" for its owner until the next clearing).
+   */
+  private volatile Map<Long, Stream> pidCache = new ConcurrentHashMap<>();
+
   private volatile Stream[] active = new Stream[0];
   private volatile Consumer<Stream> onEnd = s -> {};
   private final ScheduledExecutorService reaper;
@@ -132,6 +140,7 @@ public final class Streams implements NextUse, AutoCloseable {
       s = start(pid, job, rank, false);
       byName.put(key, s);
       byOwner.putIfAbsent(tree.process(pid), s);
+      forgetPids();
       return s;
     }
     s = owned(pid);
@@ -144,6 +153,7 @@ public final class Streams implements NextUse, AutoCloseable {
     long owner = tree.process(pid);
     s = start(owner, null, 0, false);
     byOwner.put(owner, s);
+    forgetPids();
     return s;
   }
 
@@ -168,6 +178,7 @@ public final class Streams implements NextUse, AutoCloseable {
     }
     s = start(owner, null, 0, true);
     byOwner.put(owner, s);
+    forgetPids();
     return s;
   }
 
@@ -181,8 +192,15 @@ public final class Streams implements NextUse, AutoCloseable {
     Stream[] a = Arrays.copyOf(active, active.length + 1);
     a[a.length - 1] = s;
     active = a;
-    pidCache.clear(); // "no stream" answers may now be wrong
     return s;
+  }
+
+  /**
+   * Drops every cached ancestry answer ("no stream" answers may now be wrong). Called after the
+   * owner maps changed, never before: see {@link #pidCache}.
+   */
+  private void forgetPids() {
+    pidCache = new ConcurrentHashMap<>();
   }
 
   /** The stream {@code pid} or its nearest owning ancestor owns, or null. */
@@ -212,11 +230,12 @@ public final class Streams implements NextUse, AutoCloseable {
       return null;
     }
     if (pid > 0) {
-      Stream s = pidCache.get(pid);
+      Map<Long, Stream> cache = pidCache; // read before the owner maps: see pidCache
+      Stream s = cache.get(pid);
       if (s == null) {
         Stream found = owned(pid);
         s = found == null ? NONE : found;
-        pidCache.put(pid, s);
+        cache.put(pid, s);
       }
       if (s != NONE && !s.ended()) {
         return new Attribution(s, true);
@@ -241,7 +260,7 @@ public final class Streams implements NextUse, AutoCloseable {
   public void reap() {
     long now = nowNs();
     if (now - pidCacheClearedNs > PID_CACHE_NS) {
-      pidCache.clear();
+      forgetPids();
       pidCacheClearedNs = now;
     }
     for (Stream s : active) {
@@ -272,7 +291,7 @@ public final class Streams implements NextUse, AutoCloseable {
       active = Arrays.stream(active).filter(x -> x != s).toArray(Stream[]::new);
       byOwner.values().removeIf(x -> x == s);
       byName.values().removeIf(x -> x == s);
-      pidCache.clear();
+      forgetPids();
       endedCount.increment();
     }
     onEnd.accept(s);

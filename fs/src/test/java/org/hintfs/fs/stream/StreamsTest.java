@@ -79,6 +79,52 @@ class StreamsTest {
     assertThat(streams.active()).containsExactly(r0, r1);
   }
 
+  /**
+   * An open racing its owner's first hint: the open looks up its ancestry, finds no stream, and
+   * only then caches that answer, after the stream started. The answer must not stick: the owner's
+   * later opens are the stream's (before, they went to no stream until the cache was next cleared,
+   * up to 10 s).
+   */
+  @Test
+  void anOpenRacingItsOwnersStart_doesNotLeaveItsOwnerWithoutTheStream() throws Exception {
+    tree.spawn(400, 100);
+    java.util.concurrent.CountDownLatch looking = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+    Thread[] opener = new Thread[1];
+    ProcessTree racing =
+        new ProcessTree() {
+          @Override
+          public long parent(long pid) {
+            if (Thread.currentThread() == opener[0] && pid == 400) {
+              looking.countDown(); // the opener found no owner of 400 itself, and climbs
+              try {
+                started.await(5, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return tree.parent(pid);
+          }
+
+          @Override
+          public boolean alive(long pid) {
+            return tree.alive(pid);
+          }
+        };
+    Streams ss = new Streams(racing, 16, 0);
+    ss.forWriter(200, null, 0, true); // some stream is live: opens are looked up
+    java.util.concurrent.atomic.AtomicReference<Streams.Attribution> first =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    opener[0] = new Thread(() -> first.set(ss.attribute(400, 5)));
+    opener[0].start();
+    assertThat(looking.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    Stream own = ss.forWriter(400, null, 0, true); // 400's first hint starts its stream
+    started.countDown();
+    opener[0].join(5_000);
+    assertThat(first.get()).isNull(); // it looked before the stream was there: fair
+    assertThat(ss.attribute(400, 5)).isEqualTo(new Streams.Attribution(own, true));
+  }
+
   @Test
   void aThreadOfTheRank_isTheRank() {
     // FUSE reports the calling thread's id: thread 205 of rank 200 reads for rank 200.
