@@ -125,36 +125,41 @@ public final class Streams implements NextUse, AutoCloseable {
    * @return the stream, or null if there is none and {@code create} is false
    * @throws TooManyStreamsException if {@link #MAX_STREAMS} are live
    */
-  public synchronized Stream forWriter(long pid, String job, int rank, boolean create) {
-    Stream s;
-    if (job != null) {
-      String key = job + "\u0000" + rank;
-      s = byName.get(key);
-      if (s != null && !s.ended()) {
-        s.touched();
-        return s;
-      }
-      if (!create) {
-        return null;
-      }
-      s = start(pid, job, rank, false);
-      byName.put(key, s);
-      byOwner.putIfAbsent(tree.process(pid), s);
-      forgetPids();
-      return s;
-    }
-    s = owned(pid);
+  public Stream forWriter(long pid, String job, int rank, boolean create) {
+    // The common case, a line from a writer whose stream exists, takes no monitor (the maps are
+    // concurrent; streams start only under the monitor, which checks again).
+    String key = job == null ? null : job + "\u0000" + rank;
+    Stream s = key != null ? named(key) : owned(pid);
     if (s != null || !create) {
       if (s != null) {
         s.touched();
       }
       return s;
     }
-    long owner = tree.process(pid);
-    s = start(owner, null, 0, false);
-    byOwner.put(owner, s);
-    forgetPids();
-    return s;
+    // /proc is read before taking the monitor: a slow read must not hold up the other writers.
+    long[] chain = key == null ? ancestry(pid) : new long[] {pid, tree.process(pid)};
+    synchronized (this) {
+      s = key != null ? named(key) : owned(chain);
+      if (s != null) {
+        s.touched();
+        return s;
+      }
+      s = start(key != null ? pid : chain[1], job, rank, false);
+      if (key != null) {
+        byName.put(key, s);
+        byOwner.putIfAbsent(chain[1], s);
+      } else {
+        byOwner.put(chain[1], s);
+      }
+      forgetPids();
+      return s;
+    }
+  }
+
+  /** The live stream named {@code key} (job and rank), or null. */
+  private Stream named(String key) {
+    Stream s = byName.get(key);
+    return s != null && !s.ended() ? s : null;
   }
 
   /**
@@ -162,24 +167,28 @@ public final class Streams implements NextUse, AutoCloseable {
    * the opener's parent if the opener is a fork of it (a DataLoader worker of its rank), else by
    * the opener. Null if too many streams are live.
    */
-  public synchronized Stream implicitFor(long pid) {
+  public Stream implicitFor(long pid) {
     if (pid <= 1) {
       return null;
     }
+    // /proc is read before taking the monitor (see forWriter).
     pid = tree.process(pid);
     long parent = tree.parent(pid);
     long owner = parent > 1 && tree.sameProgram(pid, parent) ? parent : pid;
-    Stream s = owned(owner);
-    if (s != null) {
+    long[] chain = ancestry(owner);
+    synchronized (this) {
+      Stream s = owned(chain);
+      if (s != null) {
+        return s;
+      }
+      if (active.length >= MAX_STREAMS) {
+        return null;
+      }
+      s = start(owner, null, 0, true);
+      byOwner.put(owner, s);
+      forgetPids();
       return s;
     }
-    if (active.length >= MAX_STREAMS) {
-      return null;
-    }
-    s = start(owner, null, 0, true);
-    byOwner.put(owner, s);
-    forgetPids();
-    return s;
   }
 
   private Stream start(long pid, String job, int rank, boolean implicit) {
@@ -203,7 +212,41 @@ public final class Streams implements NextUse, AutoCloseable {
     pidCache = new ConcurrentHashMap<>();
   }
 
-  /** The stream {@code pid} or its nearest owning ancestor owns, or null. */
+  /**
+   * {@code pid}, then its process, then that process's ancestors while above init (at most 64),
+   * read from {@code /proc}; 0 after the last. {@code chain[1]} is always the process.
+   */
+  private long[] ancestry(long pid) {
+    long[] chain = new long[66];
+    chain[0] = pid;
+    long p = tree.process(pid);
+    chain[1] = p;
+    for (int depth = 0; depth < 64 && p > 1; depth++) {
+      chain[depth + 1] = p;
+      p = tree.parent(p);
+    }
+    return chain;
+  }
+
+  /** The stream the first of {@code chain} ({@link #ancestry}) that owns one owns, or null. */
+  private Stream owned(long[] chain) {
+    Stream own = byOwner.get(chain[0]);
+    if (own != null && !own.ended()) {
+      return own;
+    }
+    for (int i = 1; i < chain.length && chain[i] > 1; i++) {
+      Stream s = byOwner.get(chain[i]);
+      if (s != null && !s.ended()) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The stream {@code pid} or its nearest owning ancestor owns, or null; reads /proc only as far as
+   * it must (for {@link #attribute}, which holds no monitor).
+   */
   private Stream owned(long pid) {
     Stream own = byOwner.get(pid);
     if (own != null && !own.ended()) {

@@ -125,6 +125,47 @@ class StreamsTest {
     assertThat(ss.attribute(400, 5)).isEqualTo(new Streams.Attribution(own, true));
   }
 
+  /** A writer whose /proc answers are slow holds up no other writer: /proc is read unlocked. */
+  @Test
+  void aSlowProcRead_holdsUpNoOtherWriter() throws Exception {
+    tree.spawn(500, 100);
+    java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    ProcessTree slow =
+        new ProcessTree() {
+          @Override
+          public long parent(long pid) {
+            if (pid == 500) {
+              reading.countDown();
+              try {
+                done.await(5, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return tree.parent(pid);
+          }
+
+          @Override
+          public boolean alive(long pid) {
+            return tree.alive(pid);
+          }
+        };
+    Streams ss = new Streams(slow, 16, 0);
+    Thread writer = new Thread(() -> ss.forWriter(500, null, 0, true));
+    writer.start();
+    assertThat(reading.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    var other =
+        java.util.concurrent.CompletableFuture.supplyAsync(() -> ss.forWriter(300, null, 0, true));
+    try {
+      assertThat(other.get(2, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+    } finally {
+      done.countDown();
+      writer.join(5_000);
+    }
+    assertThat(ss.active()).hasSize(2);
+  }
+
   @Test
   void aThreadOfTheRank_isTheRank() {
     // FUSE reports the calling thread's id: thread 205 of rank 200 reads for rank 200.
