@@ -161,6 +161,9 @@ public final class Prefetcher implements AutoCloseable {
     int perStream = windowPerStream();
     while (bytesInFlight.get() < windowBytes) {
       Stream best = null;
+      int[] bestOrder = null;
+      int bestAt = 0;
+      int bestId = -1;
       double bestLead = Double.MAX_VALUE;
       for (Stream s : ss) {
         int[] o = s.order().order();
@@ -169,7 +172,7 @@ public final class Prefetcher implements AutoCloseable {
         }
         PredictedOrder po = s.order();
         int pos = po.position();
-        int i = Math.max(pos, s.scheduledUpTo);
+        int i = Math.max(pos, s.scheduledUpTo(o));
         int limit = Math.min(po.extent(), pos + perStream);
         int next = -1;
         while (i < limit
@@ -177,23 +180,24 @@ public final class Prefetcher implements AutoCloseable {
             && (isCached.test(next) || inFlight.containsKey(next))) {
           i++;
         }
-        s.scheduledUpTo = i;
+        s.scheduledUpTo(o, i);
         if (i < limit && next >= 0) {
           double lead = (i - pos) * s.order().nsPerOpen();
           if (lead < bestLead) {
             bestLead = lead;
             best = s;
+            bestOrder = o;
+            bestAt = i;
+            bestId = next;
           }
         }
       }
       if (best == null) {
         return;
       }
-      int id = best.order().at(best.scheduledUpTo++);
-      if (id < 0) {
-        return; // its order changed under us: the next open schedules afresh
-      }
-      submit(best, id);
+      // Read in bestOrder: if the order changed since, the new one is scheduled from its start.
+      best.scheduledUpTo(bestOrder, bestAt + 1);
+      submit(best, bestId);
     }
   }
 

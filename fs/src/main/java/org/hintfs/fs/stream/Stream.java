@@ -18,7 +18,9 @@ import org.hintfs.policy.ImageFolderView;
  * and it ends after {@link Streams#IDLE_NS} without an open.
  *
  * <p>Concurrency: the prediction fields are volatile and written by the hint applier; the judging
- * window and {@link #scheduledUpTo} are guarded by the prefetcher's lock.
+ * window is guarded by the stream's monitor; where prefetching got to ({@link #scheduledUpTo}) by
+ * the prefetcher's lock alone, and for the order it was found in, so a new order is scheduled from
+ * its start whoever sets it and when.
  */
 public final class Stream {
   /** The opens over which the prediction is judged. */
@@ -43,14 +45,15 @@ public final class Stream {
   private long lastOpenNs;
   private double nsPerOpen;
 
-  // Judging (under the prefetcher's lock).
+  // Judging (under the stream's monitor).
   private final boolean[] recent = new boolean[JUDGE_OVER];
   private int recentCount;
   private int recentExpected;
   private int recentNext;
 
-  /** Next position the prefetcher has not looked at yet (under the prefetcher's lock). */
-  public int scheduledUpTo;
+  // Where prefetching got to, and in which order (under the prefetcher's lock only).
+  private int[] scheduledIn;
+  private int scheduledUpTo;
 
   public final LongAdder opens = new LongAdder();
   public final LongAdder hits = new LongAdder();
@@ -278,17 +281,33 @@ public final class Stream {
     order.clear();
   }
 
-  /** Restarts judging (a new order). Under the prefetcher's lock. */
-  public synchronized void resetJudging() {
-    clearJudging();
+  /** Restarts judging and scheduling (a new order). Under the prefetcher's lock. */
+  public void resetJudging() {
+    synchronized (this) {
+      clearJudging();
+    }
+    scheduledIn = null;
   }
 
-  /** Forgets the verdicts and where scheduling got to (a new order starts afresh). */
+  /** Forgets the verdicts (a new order is judged afresh). */
   private void clearJudging() {
     recentCount = 0;
     recentExpected = 0;
     recentNext = 0;
-    scheduledUpTo = 0;
+  }
+
+  /**
+   * The next position of order {@code o} the prefetcher has not looked at yet: 0 in an order it has
+   * not scheduled from. Under the prefetcher's lock.
+   */
+  public int scheduledUpTo(int[] o) {
+    return o != null && o == scheduledIn ? scheduledUpTo : 0;
+  }
+
+  /** Records that the prefetcher looked at order {@code o} up to {@code next}. Its lock held. */
+  public void scheduledUpTo(int[] o, int next) {
+    scheduledIn = o;
+    scheduledUpTo = next;
   }
 
   /**
