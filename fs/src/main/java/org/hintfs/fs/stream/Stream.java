@@ -31,8 +31,7 @@ public final class Stream {
   private volatile long owner;
   private volatile int rank;
   private volatile int world = 1;
-  private volatile String datasetDir;
-  private volatile ImageFolderView view;
+  private volatile Dataset dataset;
   private volatile SamplerSpec sampler;
   private volatile boolean explicitOrder;
   private volatile int epoch;
@@ -77,7 +76,13 @@ public final class Stream {
   private final Recognition recognition = new Recognition();
   private final java.util.concurrent.atomic.AtomicInteger advancedTo =
       new java.util.concurrent.atomic.AtomicInteger(-1);
-  private volatile int[] sampleOfNode;
+
+  /**
+   * The stream's ImageFolder root, its view, and each catalog id's index in it (null where a
+   * declared root did not compute it): published together, never a mix of a declared and a detected
+   * root.
+   */
+  private record Dataset(String dir, ImageFolderView view, int[] sampleOfNode) {}
 
   /** True if the mount started this stream for a reader that sent no hint (to recognise it). */
   public boolean implicit() {
@@ -91,14 +96,22 @@ public final class Stream {
 
   /** The dataset index of catalog id {@code id} under the stream's view, or -1. */
   public int sampleOf(int id) {
-    int[] m = sampleOfNode;
+    Dataset d = dataset;
+    int[] m = d == null ? null : d.sampleOfNode();
     return m == null || id < 0 || id >= m.length ? -1 : m[id];
   }
 
-  /** Sets the view a recognised order is searched in (the root the first opens fall under). */
+  /**
+   * Sets the view a recognised order is searched in (the root the first opens fall under), unless
+   * the stream has one already: a root its writer declared meanwhile wins.
+   */
   public void setDetectionView(String dir, ImageFolderView v, int entries) {
-    setDataset(dir, v);
-    sampleOfNode = v.sampleOfNode(entries);
+    Dataset detected = new Dataset(dir, v, v.sampleOfNode(entries));
+    synchronized (this) {
+      if (dataset == null) {
+        dataset = detected;
+      }
+    }
   }
 
   /**
@@ -173,18 +186,23 @@ public final class Stream {
 
   /** The stream's ImageFolder root, or null if it declared none (the mount's applies). */
   public String datasetDir() {
-    return datasetDir;
+    Dataset d = dataset;
+    return d == null ? null : d.dir();
   }
 
   /** The stream's dataset view, or null. */
   public ImageFolderView view() {
-    return view;
+    Dataset d = dataset;
+    return d == null ? null : d.view();
   }
 
-  /** Sets the ImageFolder root of this stream's {@code #index} samples. */
-  public void setDataset(String dir, ImageFolderView v) {
-    datasetDir = dir;
-    view = v;
+  /** Sets the ImageFolder root of this stream's {@code #index} samples (a catalog of entries). */
+  public void setDataset(String dir, ImageFolderView v, int entries) {
+    Dataset now = dataset;
+    int[] m = now != null && now.view() == v ? now.sampleOfNode() : v.sampleOfNode(entries);
+    synchronized (this) {
+      dataset = new Dataset(dir, v, m);
+    }
   }
 
   /** The seed hint in force, or null. */

@@ -354,7 +354,7 @@ class StreamsTest {
       }
     }
     Stream r0 = streams.forWriter(200, null, 0, true);
-    r0.setDataset("/ds", v);
+    r0.setDataset("/ds", v, files + 3);
     r0.predict(spec, orders[0], files + 3);
     r0.order().startAt(0);
     int k = 17;
