@@ -253,39 +253,49 @@ public final class HintState {
   }
 
   /**
-   * Waits until every hint queued so far is applied, at most {@code timeoutMs}.
+   * Waits until every hint queued before this call is applied, at most {@code timeoutMs}. Lines
+   * queued after the call are not waited for (a stats read while loss lines keep arriving returns
+   * as soon as the lines before it are in); the applier signals each line applied, nothing polls.
    *
    * @return true if they were
    */
   public boolean awaitApplied(long timeoutMs) {
-    long end = System.nanoTime() + timeoutMs * 1_000_000;
-    while (pending.get() > 0) {
-      if (System.nanoTime() > end) {
-        return false;
-      }
-      try {
-        Thread.sleep(1);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
+    // Lines are applied in the order queued: once as many are applied as had been counted in
+    // here, every line queued before this call is among them.
+    long target = queued.get();
+    if (applied >= target) {
+      return true;
+    }
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    synchronized (appliedSignal) {
+      while (applied < target) {
+        long left = end - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(appliedSignal, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
       }
     }
     return true;
   }
 
-  /** Waits until every hint queued so far is applied. */
-  public void drain() throws InterruptedException {
-    while (pending.get() > 0) {
-      Thread.sleep(2);
-    }
-  }
-
-  /** Hints queued and not yet applied (or being applied). */
-  private final java.util.concurrent.atomic.AtomicLong pending =
+  /** Lines queued, ever (counted before each is queued). */
+  private final java.util.concurrent.atomic.AtomicLong queued =
       new java.util.concurrent.atomic.AtomicLong();
 
+  /** Lines applied (or dropped) by the applier, ever; written by the applier only. */
+  private volatile long applied;
+
+  /** Notified by the applier after every line: what {@link #awaitApplied} waits on. */
+  private final Object appliedSignal = new Object();
+
   private void enqueue(Queued q) {
-    pending.incrementAndGet();
+    queued.incrementAndGet();
     queue.add(q);
   }
 
@@ -330,7 +340,10 @@ public final class HintState {
       } catch (RuntimeException e) {
         log.warn("applying {} failed: {}", q.hint().getClass().getSimpleName(), e.toString());
       } finally {
-        pending.decrementAndGet();
+        synchronized (appliedSignal) {
+          applied++;
+          appliedSignal.notifyAll();
+        }
       }
     }
   }
