@@ -18,9 +18,10 @@ import org.hintfs.policy.ImageFolderView;
  * and it ends after {@link Streams#IDLE_NS} without an open.
  *
  * <p>Concurrency: the prediction fields are volatile and written by the hint applier; the judging
- * window is guarded by the stream's monitor; where prefetching got to ({@link #scheduledUpTo}) by
- * the prefetcher's lock alone, and for the order it was found in, so a new order is scheduled from
- * its start whoever sets it and when.
+ * window and the reader's moves (the prefetcher follows a stream under its monitor) are guarded by
+ * the stream's monitor; where prefetching got to ({@link #scheduledUpTo}) by the prefetcher's
+ * scheduling lock alone, and for the order it was found in, so a new order is scheduled from its
+ * start whoever sets it and when.
  */
 public final class Stream {
   /** The opens over which the prediction is judged. */
@@ -329,7 +330,8 @@ public final class Stream {
   }
 
   /**
-   * Records whether an open was where the prediction expected it. Under the prefetcher's lock.
+   * Records whether an open was where the prediction expected it (the prefetcher follows a stream
+   * under its monitor).
    *
    * @return true if fewer than half of the last {@link #JUDGE_OVER} opens were expected: the
    *     prediction is wrong and must be dropped
