@@ -334,6 +334,7 @@ class ConcurrencyStressTest {
         && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
+    fs.cache().flush(); // writes queued for the disk tier are in
     control(adminPid, "evict train\nevict other\n", allOpens);
     assertThat(fs.hints().awaitApplied(10_000)).isTrue();
     assertThat(fs.cache().index().cachedIds()).isEmpty();
