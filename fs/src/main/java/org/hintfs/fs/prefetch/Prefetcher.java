@@ -94,13 +94,17 @@ public final class Prefetcher implements AutoCloseable {
 
   /** A stream's order changed: schedule it from its beginning and judge it afresh. */
   public void reset(Stream s) {
-    scheduling.lock(); // the hint applier's thread: it may wait for a pass under way
+    // On the hint applier's thread, which may wait for a pass under way: the new order's window
+    // is scheduled when this returns, as before.
+    scheduling.lock();
     try {
       s.resetJudging();
+      scheduleAgain.set(false);
+      schedule();
     } finally {
       scheduling.unlock();
     }
-    scheduleAhead();
+    runNotes();
   }
 
   /**
@@ -170,7 +174,21 @@ public final class Prefetcher implements AutoCloseable {
    */
   public void scheduleAhead() {
     scheduleAgain.set(true);
-    // Checked again after each unlock: a request set while the lock was held is never lost.
+    runNotes();
+  }
+
+  /**
+   * True while a schedule pass runs or one was asked for and has not started: a caller of {@link
+   * #scheduleAhead} that needs its pass done waits for this to turn false (tests).
+   */
+  public boolean schedulingUnderWay() {
+    return scheduleAgain.get() || scheduling.isLocked(); // in this order: see runNotes
+  }
+
+  /** Runs the passes asked for, unless another thread is running one (it runs them then). */
+  private void runNotes() {
+    // Checked again after each unlock: a request set while the lock was held is never lost. The
+    // note is cleared only under the lock, so note-or-locked stays true until the pass is done.
     while (scheduleAgain.get() && scheduling.tryLock()) {
       try {
         scheduleAgain.set(false);
