@@ -61,9 +61,10 @@ final class StatsReport {
     m.put("cache_capacity_basis", c.capacityBasis());
     var h = fs.hints();
     Map<String, Object> hints = new LinkedHashMap<>();
-    hints.put("dataset", h.datasetDir());
-    hints.put("samples", h.view() == null ? 0 : h.view().samples());
-    hints.put("classes", h.view() == null ? 0 : h.view().classes());
+    var ds = h.dataset(); // root and view of one declaration
+    hints.put("dataset", ds == null ? null : ds.dir());
+    hints.put("samples", ds == null ? 0 : ds.view().samples());
+    hints.put("classes", ds == null ? 0 : ds.view().classes());
     hints.put("epoch", h.epoch());
     hints.put("accepted", h.accepted.sum());
     hints.put("accepted_by_kind", h.acceptedByVerb());

@@ -37,6 +37,11 @@ import org.slf4j.LoggerFactory;
  * <p>Samples are catalog ids; {@code #index} maps to them through the writer's dataset's {@link
  * ImageFolderView}. {@link #classOf} holds each catalog id's class under the datasets declared (-1
  * outside them), filled in place so the policies' context keeps pointing at the same array.
+ *
+ * <p>The default dataset changes under one lock (the {@code classOf} array's): the array is filled,
+ * then the root, view and index map are published together as one immutable {@link Dataset}. A
+ * reader sees one declaration's three, never a mix of two racing writers', and {@link #classOf}
+ * reads the published dataset first, so it sees every class filled before it.
  */
 public final class HintState {
   private static final Logger log = LoggerFactory.getLogger(HintState.class);
@@ -77,6 +82,12 @@ public final class HintState {
     default void owed(int[] ids) {}
   }
 
+  /**
+   * The default dataset: its root, its view, and each catalog id's index in it or -1 (not to be
+   * written).
+   */
+  public record Dataset(String dir, ImageFolderView view, int[] sampleOfNode) {}
+
   /** A checked line and the stream it came from (null: a writer with no stream). */
   private record Queued(Stream stream, Hint hint) {}
 
@@ -91,9 +102,7 @@ public final class HintState {
   private final Deque<String> errors = new ArrayDeque<>();
   private final Thread applier;
   private Effects effects;
-  private volatile ImageFolderView view;
-  private volatile String datasetDir;
-  private volatile int[] sampleOfNode;
+  private volatile Dataset dataset;
   public final LongAdder accepted = new LongAdder();
   public final LongAdder rejected = new LongAdder();
   private final Map<String, LongAdder> byVerb = new ConcurrentHashMap<>();
@@ -123,7 +132,7 @@ public final class HintState {
               streams.warmJobClock(s);
               effects.orderChanged(s);
             });
-    this.substitution = new Substitution(context, () -> view);
+    this.substitution = new Substitution(context, this::view);
     this.applier = new Thread(this::applyLoop, "hint-applier");
     this.applier.setDaemon(true);
     this.applier.start();
@@ -145,19 +154,26 @@ public final class HintState {
     return context;
   }
 
+  /** The mount's default dataset (the last declared), all of one declaration, or null. */
+  public Dataset dataset() {
+    return dataset;
+  }
+
   /** The mount's default dataset view (the last declared), or null. */
   public ImageFolderView view() {
-    return view;
+    Dataset d = dataset;
+    return d == null ? null : d.view();
   }
 
   /** The dataset view {@code #index} samples of a line from {@code writer} refer to, or null. */
   public ImageFolderView viewFor(Stream writer) {
     ImageFolderView v = writer == null ? null : writer.view();
-    return v != null ? v : view;
+    return v != null ? v : view();
   }
 
   public String datasetDir() {
-    return datasetDir;
+    Dataset d = dataset;
+    return d == null ? null : d.dir();
   }
 
   /** The mount's epoch: the last one a stream announced (each stream keeps its own too). */
@@ -167,13 +183,15 @@ public final class HintState {
 
   /** The dataset index of a catalog id under the default dataset, or -1. */
   public int sampleOf(int id) {
-    int[] m = sampleOfNode;
+    Dataset d = dataset;
+    int[] m = d == null ? null : d.sampleOfNode();
     return m == null || id < 0 || id >= m.length ? -1 : m[id];
   }
 
   /** The class of a catalog id under the datasets declared, or -1. */
   public int classOf(int id) {
-    return id >= 0 && id < entries ? classOf[id] : -1;
+    // The volatile read orders this after the fill of every dataset published so far.
+    return dataset != null && id >= 0 && id < entries ? classOf[id] : -1;
   }
 
   /**
@@ -197,7 +215,7 @@ public final class HintState {
     if (h instanceof Hint.Dataset d) {
       setDataset(d);
       if (writer != null) {
-        writer.setDataset(d.dir(), d.view());
+        writer.setDataset(d.dir(), d.view(), entries);
       }
     }
     if (h instanceof Hint.Substitution s) {
@@ -235,39 +253,49 @@ public final class HintState {
   }
 
   /**
-   * Waits until every hint queued so far is applied, at most {@code timeoutMs}.
+   * Waits until every hint queued before this call is applied, at most {@code timeoutMs}. Lines
+   * queued after the call are not waited for (a stats read while loss lines keep arriving returns
+   * as soon as the lines before it are in); the applier signals each line applied, nothing polls.
    *
    * @return true if they were
    */
   public boolean awaitApplied(long timeoutMs) {
-    long end = System.nanoTime() + timeoutMs * 1_000_000;
-    while (pending.get() > 0) {
-      if (System.nanoTime() > end) {
-        return false;
-      }
-      try {
-        Thread.sleep(1);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
+    // Lines are applied in the order queued: once as many are applied as had been counted in
+    // here, every line queued before this call is among them.
+    long target = queued.get();
+    if (applied >= target) {
+      return true;
+    }
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    synchronized (appliedSignal) {
+      while (applied < target) {
+        long left = end - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(appliedSignal, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
       }
     }
     return true;
   }
 
-  /** Waits until every hint queued so far is applied. */
-  public void drain() throws InterruptedException {
-    while (pending.get() > 0) {
-      Thread.sleep(2);
-    }
-  }
-
-  /** Hints queued and not yet applied (or being applied). */
-  private final java.util.concurrent.atomic.AtomicLong pending =
+  /** Lines queued, ever (counted before each is queued). */
+  private final java.util.concurrent.atomic.AtomicLong queued =
       new java.util.concurrent.atomic.AtomicLong();
 
+  /** Lines applied (or dropped) by the applier, ever; written by the applier only. */
+  private volatile long applied;
+
+  /** Notified by the applier after every line: what {@link #awaitApplied} waits on. */
+  private final Object appliedSignal = new Object();
+
   private void enqueue(Queued q) {
-    pending.incrementAndGet();
+    queued.incrementAndGet();
     queue.add(q);
   }
 
@@ -278,18 +306,22 @@ public final class HintState {
 
   private void setDataset(Hint.Dataset d) {
     ImageFolderView v = d.view();
-    datasetDir = d.dir();
-    if (v == view) {
-      return; // the same root again (every rank declares it)
-    }
     synchronized (classOf) {
+      Dataset now = dataset;
+      if (now != null && v == now.view()) {
+        // The same root again (every rank declares it): its classes and counts stand.
+        if (!d.dir().equals(now.dir())) {
+          dataset = new Dataset(d.dir(), v, now.sampleOfNode());
+        }
+        return;
+      }
       for (int i = 0; i < v.samples(); i++) {
         classOf[v.node(i)] = v.classOf(i);
       }
+      int[] sampleOfNode = v.sampleOfNode(entries);
+      substitution.datasetChanged(v);
+      dataset = new Dataset(d.dir(), v, sampleOfNode);
     }
-    sampleOfNode = v.sampleOfNode(entries);
-    substitution.datasetChanged(v);
-    view = v;
   }
 
   private void applyLoop() {
@@ -308,7 +340,10 @@ public final class HintState {
       } catch (RuntimeException e) {
         log.warn("applying {} failed: {}", q.hint().getClass().getSimpleName(), e.toString());
       } finally {
-        pending.decrementAndGet();
+        synchronized (appliedSignal) {
+          applied++;
+          appliedSignal.notifyAll();
+        }
       }
     }
   }

@@ -36,6 +36,11 @@ import org.hintfs.fs.stream.Streams;
  * the window runs on into the next epoch's head, when the stream's seed makes it known.
  *
  * <p>A stream that ends (its owner exited) has its queued fetches skipped.
+ *
+ * <p>Locks: following a reader runs under that stream's monitor (its workers' opens move one
+ * position); scheduling under the prefetcher's {@link #scheduling} lock, which owns every stream's
+ * {@link Stream#scheduledUpTo}. No open waits for a schedule pass: a thread that finds one under
+ * way leaves it a note to run again ({@link #scheduleAhead}), as Caffeine drains its buffers.
  */
 public final class Prefetcher implements AutoCloseable {
   private final Supplier<Stream[]> streams;
@@ -47,6 +52,10 @@ public final class Prefetcher implements AutoCloseable {
   private final LongSupplier cacheFiles;
   private final ExecutorService pool;
   private final ConcurrentHashMap<Integer, Stream> inFlight = new ConcurrentHashMap<>();
+  private final java.util.concurrent.locks.ReentrantLock scheduling =
+      new java.util.concurrent.locks.ReentrantLock();
+  private final java.util.concurrent.atomic.AtomicBoolean scheduleAgain =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final AtomicLong bytesInFlight = new AtomicLong();
   public final LongAdder prefetched = new LongAdder();
   public final LongAdder offOrder = new LongAdder();
@@ -84,9 +93,18 @@ public final class Prefetcher implements AutoCloseable {
   }
 
   /** A stream's order changed: schedule it from its beginning and judge it afresh. */
-  public synchronized void reset(Stream s) {
-    s.resetJudging();
-    schedule();
+  public void reset(Stream s) {
+    // On the hint applier's thread, which may wait for a pass under way: the new order's window
+    // is scheduled when this returns, as before.
+    scheduling.lock();
+    try {
+      s.resetJudging();
+      scheduleAgain.set(false);
+      schedule();
+    } finally {
+      scheduling.unlock();
+    }
+    runNotes();
   }
 
   /**
@@ -96,7 +114,13 @@ public final class Prefetcher implements AutoCloseable {
    *
    * @return true if the stream's time map was re-drawn: the cache must re-key its next uses
    */
-  public synchronized boolean follow(Stream s, int id) {
+  public boolean follow(Stream s, int id) {
+    synchronized (s) { // the stream's own opens, one at a time; other streams' run alongside
+      return followLocked(s, id);
+    }
+  }
+
+  private boolean followLocked(Stream s, int id) {
     int[] o = s.order().order();
     if (o == null) {
       return false;
@@ -144,9 +168,35 @@ public final class Prefetcher implements AutoCloseable {
     return s.order().reanchorIfDrifted(s.pace()) || placed;
   }
 
-  /** Fetches what the streams' windows now lack (after an open). */
-  public synchronized void scheduleAhead() {
-    schedule();
+  /**
+   * Fetches what the streams' windows now lack (after an open, or a fetch done). Never waits: if a
+   * pass is under way on another thread, that thread runs one more after it.
+   */
+  public void scheduleAhead() {
+    scheduleAgain.set(true);
+    runNotes();
+  }
+
+  /**
+   * True while a schedule pass runs or one was asked for and has not started: a caller of {@link
+   * #scheduleAhead} that needs its pass done waits for this to turn false (tests).
+   */
+  public boolean schedulingUnderWay() {
+    return scheduleAgain.get() || scheduling.isLocked(); // in this order: see runNotes
+  }
+
+  /** Runs the passes asked for, unless another thread is running one (it runs them then). */
+  private void runNotes() {
+    // Checked again after each unlock: a request set while the lock was held is never lost. The
+    // note is cleared only under the lock, so note-or-locked stays true until the pass is done.
+    while (scheduleAgain.get() && scheduling.tryLock()) {
+      try {
+        scheduleAgain.set(false);
+        schedule();
+      } finally {
+        scheduling.unlock();
+      }
+    }
   }
 
   /** {@link #follow}, then {@link #scheduleAhead}. */
@@ -155,12 +205,17 @@ public final class Prefetcher implements AutoCloseable {
     scheduleAhead();
   }
 
-  /** Schedules fetches while the byte budget has room, soonest-needed stream first. */
+  /**
+   * Schedules fetches while the byte budget has room, soonest-needed stream first. Its lock held.
+   */
   private void schedule() {
     Stream[] ss = streams.get();
     int perStream = windowPerStream();
     while (bytesInFlight.get() < windowBytes) {
       Stream best = null;
+      int[] bestOrder = null;
+      int bestAt = 0;
+      int bestId = -1;
       double bestLead = Double.MAX_VALUE;
       for (Stream s : ss) {
         int[] o = s.order().order();
@@ -169,7 +224,7 @@ public final class Prefetcher implements AutoCloseable {
         }
         PredictedOrder po = s.order();
         int pos = po.position();
-        int i = Math.max(pos, s.scheduledUpTo);
+        int i = Math.max(pos, s.scheduledUpTo(o));
         int limit = Math.min(po.extent(), pos + perStream);
         int next = -1;
         while (i < limit
@@ -177,23 +232,24 @@ public final class Prefetcher implements AutoCloseable {
             && (isCached.test(next) || inFlight.containsKey(next))) {
           i++;
         }
-        s.scheduledUpTo = i;
+        s.scheduledUpTo(o, i);
         if (i < limit && next >= 0) {
           double lead = (i - pos) * s.order().nsPerOpen();
           if (lead < bestLead) {
             bestLead = lead;
             best = s;
+            bestOrder = o;
+            bestAt = i;
+            bestId = next;
           }
         }
       }
       if (best == null) {
         return;
       }
-      int id = best.order().at(best.scheduledUpTo++);
-      if (id < 0) {
-        return; // its order changed under us: the next open schedules afresh
-      }
-      submit(best, id);
+      // Read in bestOrder: if the order changed since, the new one is scheduled from its start.
+      best.scheduledUpTo(bestOrder, bestAt + 1);
+      submit(best, bestId);
     }
   }
 

@@ -18,7 +18,10 @@ import org.hintfs.policy.ImageFolderView;
  * and it ends after {@link Streams#IDLE_NS} without an open.
  *
  * <p>Concurrency: the prediction fields are volatile and written by the hint applier; the judging
- * window and {@link #scheduledUpTo} are guarded by the prefetcher's lock.
+ * window and the reader's moves (the prefetcher follows a stream under its monitor) are guarded by
+ * the stream's monitor; where prefetching got to ({@link #scheduledUpTo}) by the prefetcher's
+ * scheduling lock alone, and for the order it was found in, so a new order is scheduled from its
+ * start whoever sets it and when.
  */
 public final class Stream {
   /** The opens over which the prediction is judged. */
@@ -29,8 +32,7 @@ public final class Stream {
   private volatile long owner;
   private volatile int rank;
   private volatile int world = 1;
-  private volatile String datasetDir;
-  private volatile ImageFolderView view;
+  private volatile Dataset dataset;
   private volatile SamplerSpec sampler;
   private volatile boolean explicitOrder;
   private volatile int epoch;
@@ -43,14 +45,15 @@ public final class Stream {
   private long lastOpenNs;
   private double nsPerOpen;
 
-  // Judging (under the prefetcher's lock).
+  // Judging (under the stream's monitor).
   private final boolean[] recent = new boolean[JUDGE_OVER];
   private int recentCount;
   private int recentExpected;
   private int recentNext;
 
-  /** Next position the prefetcher has not looked at yet (under the prefetcher's lock). */
-  public int scheduledUpTo;
+  // Where prefetching got to, and in which order (under the prefetcher's scheduling lock only).
+  private int[] scheduledIn;
+  private int scheduledUpTo;
 
   public final LongAdder opens = new LongAdder();
   public final LongAdder hits = new LongAdder();
@@ -74,7 +77,12 @@ public final class Stream {
   private final Recognition recognition = new Recognition();
   private final java.util.concurrent.atomic.AtomicInteger advancedTo =
       new java.util.concurrent.atomic.AtomicInteger(-1);
-  private volatile int[] sampleOfNode;
+
+  /**
+   * The stream's ImageFolder root, its view, and each catalog id's index in it: published together,
+   * never a mix of a declared and a detected root.
+   */
+  private record Dataset(String dir, ImageFolderView view, int[] sampleOfNode) {}
 
   /** True if the mount started this stream for a reader that sent no hint (to recognise it). */
   public boolean implicit() {
@@ -88,14 +96,22 @@ public final class Stream {
 
   /** The dataset index of catalog id {@code id} under the stream's view, or -1. */
   public int sampleOf(int id) {
-    int[] m = sampleOfNode;
+    Dataset d = dataset;
+    int[] m = d == null ? null : d.sampleOfNode();
     return m == null || id < 0 || id >= m.length ? -1 : m[id];
   }
 
-  /** Sets the view a recognised order is searched in (the root the first opens fall under). */
+  /**
+   * Sets the view a recognised order is searched in (the root the first opens fall under), unless
+   * the stream has one already: a root its writer declared meanwhile wins.
+   */
   public void setDetectionView(String dir, ImageFolderView v, int entries) {
-    setDataset(dir, v);
-    sampleOfNode = v.sampleOfNode(entries);
+    Dataset detected = new Dataset(dir, v, v.sampleOfNode(entries));
+    synchronized (this) {
+      if (dataset == null) {
+        dataset = detected;
+      }
+    }
   }
 
   /**
@@ -170,18 +186,23 @@ public final class Stream {
 
   /** The stream's ImageFolder root, or null if it declared none (the mount's applies). */
   public String datasetDir() {
-    return datasetDir;
+    Dataset d = dataset;
+    return d == null ? null : d.dir();
   }
 
   /** The stream's dataset view, or null. */
   public ImageFolderView view() {
-    return view;
+    Dataset d = dataset;
+    return d == null ? null : d.view();
   }
 
-  /** Sets the ImageFolder root of this stream's {@code #index} samples. */
-  public void setDataset(String dir, ImageFolderView v) {
-    datasetDir = dir;
-    view = v;
+  /** Sets the ImageFolder root of this stream's {@code #index} samples (a catalog of entries). */
+  public void setDataset(String dir, ImageFolderView v, int entries) {
+    Dataset now = dataset;
+    int[] m = now != null && now.view() == v ? now.sampleOfNode() : v.sampleOfNode(entries);
+    synchronized (this) {
+      dataset = new Dataset(dir, v, m);
+    }
   }
 
   /** The seed hint in force, or null. */
@@ -278,21 +299,38 @@ public final class Stream {
     order.clear();
   }
 
-  /** Restarts judging (a new order). Under the prefetcher's lock. */
-  public synchronized void resetJudging() {
-    clearJudging();
+  /** Restarts judging and scheduling (a new order). Under the prefetcher's lock. */
+  public void resetJudging() {
+    synchronized (this) {
+      clearJudging();
+    }
+    scheduledIn = null;
   }
 
-  /** Forgets the verdicts and where scheduling got to (a new order starts afresh). */
+  /** Forgets the verdicts (a new order is judged afresh). */
   private void clearJudging() {
     recentCount = 0;
     recentExpected = 0;
     recentNext = 0;
-    scheduledUpTo = 0;
   }
 
   /**
-   * Records whether an open was where the prediction expected it. Under the prefetcher's lock.
+   * The next position of order {@code o} the prefetcher has not looked at yet: 0 in an order it has
+   * not scheduled from. Under the prefetcher's lock.
+   */
+  public int scheduledUpTo(int[] o) {
+    return o != null && o == scheduledIn ? scheduledUpTo : 0;
+  }
+
+  /** Records that the prefetcher looked at order {@code o} up to {@code next}. Its lock held. */
+  public void scheduledUpTo(int[] o, int next) {
+    scheduledIn = o;
+    scheduledUpTo = next;
+  }
+
+  /**
+   * Records whether an open was where the prediction expected it (the prefetcher follows a stream
+   * under its monitor).
    *
    * @return true if fewer than half of the last {@link #JUDGE_OVER} opens were expected: the
    *     prediction is wrong and must be dropped

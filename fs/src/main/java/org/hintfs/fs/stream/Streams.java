@@ -64,7 +64,15 @@ public final class Streams implements NextUse, AutoCloseable {
   private final AtomicInteger ids = new AtomicInteger(1);
   private final Map<Long, Stream> byOwner = new ConcurrentHashMap<>();
   private final Map<String, Stream> byName = new ConcurrentHashMap<>();
-  private final Map<Long, Stream> pidCache = new ConcurrentHashMap<>();
+
+  /**
+   * Ancestry answers. Never cleared in place: a new map replaces it once the stream maps changed,
+   * and {@link #attribute} stores its answer in the map it read before looking: an answer computed
+   * from the old maps lands in the discarded map, not in the new one (else an open racing a
+   * stream's start could cache "no stream" for its owner until the next clearing).
+   */
+  private volatile Map<Long, Stream> pidCache = new ConcurrentHashMap<>();
+
   private volatile Stream[] active = new Stream[0];
   private volatile Consumer<Stream> onEnd = s -> {};
   private final ScheduledExecutorService reaper;
@@ -117,34 +125,41 @@ public final class Streams implements NextUse, AutoCloseable {
    * @return the stream, or null if there is none and {@code create} is false
    * @throws TooManyStreamsException if {@link #MAX_STREAMS} are live
    */
-  public synchronized Stream forWriter(long pid, String job, int rank, boolean create) {
-    Stream s;
-    if (job != null) {
-      String key = job + "\u0000" + rank;
-      s = byName.get(key);
-      if (s != null && !s.ended()) {
-        s.touched();
-        return s;
-      }
-      if (!create) {
-        return null;
-      }
-      s = start(pid, job, rank, false);
-      byName.put(key, s);
-      byOwner.putIfAbsent(tree.process(pid), s);
-      return s;
-    }
-    s = owned(pid);
+  public Stream forWriter(long pid, String job, int rank, boolean create) {
+    // The common case, a line from a writer whose stream exists, takes no monitor (the maps are
+    // concurrent; streams start only under the monitor, which checks again).
+    String key = job == null ? null : job + "\u0000" + rank;
+    Stream s = key != null ? named(key) : owned(pid);
     if (s != null || !create) {
       if (s != null) {
         s.touched();
       }
       return s;
     }
-    long owner = tree.process(pid);
-    s = start(owner, null, 0, false);
-    byOwner.put(owner, s);
-    return s;
+    // /proc is read before taking the monitor: a slow read must not hold up the other writers.
+    long[] chain = key == null ? ancestry(pid) : new long[] {pid, tree.process(pid)};
+    synchronized (this) {
+      s = key != null ? named(key) : owned(chain);
+      if (s != null) {
+        s.touched();
+        return s;
+      }
+      s = start(key != null ? pid : chain[1], job, rank, false);
+      if (key != null) {
+        byName.put(key, s);
+        byOwner.putIfAbsent(chain[1], s);
+      } else {
+        byOwner.put(chain[1], s);
+      }
+      forgetPids();
+      return s;
+    }
+  }
+
+  /** The live stream named {@code key} (job and rank), or null. */
+  private Stream named(String key) {
+    Stream s = byName.get(key);
+    return s != null && !s.ended() ? s : null;
   }
 
   /**
@@ -152,23 +167,28 @@ public final class Streams implements NextUse, AutoCloseable {
    * the opener's parent if the opener is a fork of it (a DataLoader worker of its rank), else by
    * the opener. Null if too many streams are live.
    */
-  public synchronized Stream implicitFor(long pid) {
+  public Stream implicitFor(long pid) {
     if (pid <= 1) {
       return null;
     }
+    // /proc is read before taking the monitor (see forWriter).
     pid = tree.process(pid);
     long parent = tree.parent(pid);
     long owner = parent > 1 && tree.sameProgram(pid, parent) ? parent : pid;
-    Stream s = owned(owner);
-    if (s != null) {
+    long[] chain = ancestry(owner);
+    synchronized (this) {
+      Stream s = owned(chain);
+      if (s != null) {
+        return s;
+      }
+      if (active.length >= MAX_STREAMS) {
+        return null;
+      }
+      s = start(owner, null, 0, true);
+      byOwner.put(owner, s);
+      forgetPids();
       return s;
     }
-    if (active.length >= MAX_STREAMS) {
-      return null;
-    }
-    s = start(owner, null, 0, true);
-    byOwner.put(owner, s);
-    return s;
   }
 
   private Stream start(long pid, String job, int rank, boolean implicit) {
@@ -181,11 +201,52 @@ public final class Streams implements NextUse, AutoCloseable {
     Stream[] a = Arrays.copyOf(active, active.length + 1);
     a[a.length - 1] = s;
     active = a;
-    pidCache.clear(); // "no stream" answers may now be wrong
     return s;
   }
 
-  /** The stream {@code pid} or its nearest owning ancestor owns, or null. */
+  /**
+   * Drops every cached ancestry answer ("no stream" answers may now be wrong). Called after the
+   * owner maps changed, never before: see {@link #pidCache}.
+   */
+  private void forgetPids() {
+    pidCache = new ConcurrentHashMap<>();
+  }
+
+  /**
+   * {@code pid}, then its process, then that process's ancestors while above init (at most 64),
+   * read from {@code /proc}; 0 after the last. {@code chain[1]} is always the process.
+   */
+  private long[] ancestry(long pid) {
+    long[] chain = new long[66];
+    chain[0] = pid;
+    long p = tree.process(pid);
+    chain[1] = p;
+    for (int depth = 0; depth < 64 && p > 1; depth++) {
+      chain[depth + 1] = p;
+      p = tree.parent(p);
+    }
+    return chain;
+  }
+
+  /** The stream the first of {@code chain} ({@link #ancestry}) that owns one owns, or null. */
+  private Stream owned(long[] chain) {
+    Stream own = byOwner.get(chain[0]);
+    if (own != null && !own.ended()) {
+      return own;
+    }
+    for (int i = 1; i < chain.length && chain[i] > 1; i++) {
+      Stream s = byOwner.get(chain[i]);
+      if (s != null && !s.ended()) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The stream {@code pid} or its nearest owning ancestor owns, or null; reads /proc only as far as
+   * it must (for {@link #attribute}, which holds no monitor).
+   */
   private Stream owned(long pid) {
     Stream own = byOwner.get(pid);
     if (own != null && !own.ended()) {
@@ -212,11 +273,12 @@ public final class Streams implements NextUse, AutoCloseable {
       return null;
     }
     if (pid > 0) {
-      Stream s = pidCache.get(pid);
+      Map<Long, Stream> cache = pidCache; // read before the owner maps: see pidCache
+      Stream s = cache.get(pid);
       if (s == null) {
         Stream found = owned(pid);
         s = found == null ? NONE : found;
-        pidCache.put(pid, s);
+        cache.put(pid, s);
       }
       if (s != NONE && !s.ended()) {
         return new Attribution(s, true);
@@ -241,7 +303,7 @@ public final class Streams implements NextUse, AutoCloseable {
   public void reap() {
     long now = nowNs();
     if (now - pidCacheClearedNs > PID_CACHE_NS) {
-      pidCache.clear();
+      forgetPids();
       pidCacheClearedNs = now;
     }
     for (Stream s : active) {
@@ -272,7 +334,7 @@ public final class Streams implements NextUse, AutoCloseable {
       active = Arrays.stream(active).filter(x -> x != s).toArray(Stream[]::new);
       byOwner.values().removeIf(x -> x == s);
       byName.values().removeIf(x -> x == s);
-      pidCache.clear();
+      forgetPids();
       endedCount.increment();
     }
     onEnd.accept(s);

@@ -19,7 +19,7 @@ class HintStateTest {
   private static final int ENTRIES = 64;
 
   /** Records what applying hints asked of the mount, and whether each ran under the lock. */
-  static final class Recording implements HintState.Effects {
+  static class Recording implements HintState.Effects {
     final Object lock = new Object();
     final List<String> calls = Collections.synchronizedList(new ArrayList<>());
     volatile int underLock;
@@ -97,6 +97,44 @@ class HintStateTest {
 
   private static Hint scores(int[] ids, float... values) {
     return new Hint.Scores(ids, values);
+  }
+
+  /**
+   * A stats read waits for the lines written before it, not for a queue that never empties: while
+   * loss lines keep arriving (one always pending), it returns once its own are applied.
+   */
+  @Test
+  void awaitingApplied_waitsForTheLinesBeforeIt_notForThoseThatKeepArriving() throws Exception {
+    java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(0);
+    state.connect(
+        new Recording() {
+          @Override
+          public void recordScores(boolean losses, int[] ids, float[] values) {
+            permits.acquireUninterruptibly(); // each line applies when the test lets it
+          }
+        });
+    Stream a = job("a");
+    Hint loss = new Hint.Losses(new int[] {1}, new float[] {1f});
+    state.accept(loss, "loss", a); // the reader's own line
+    var waited =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              long t0 = System.nanoTime();
+              boolean ok = state.awaitApplied(1_500);
+              return ok ? (System.nanoTime() - t0) / 1_000_000 : -1L;
+            });
+    try {
+      long deadline = System.nanoTime() + 3_000_000_000L;
+      while (!waited.isDone() && System.nanoTime() < deadline) {
+        state.accept(loss, "loss", a); // another line arrives before each one applies
+        permits.release();
+        Thread.sleep(2);
+      }
+      assertThat(waited.get()).as("ms waited (-1: timed out)").isBetween(0L, 1_000L);
+    } finally {
+      permits.release(100_000);
+    }
+    assertThat(state.awaitApplied(5_000)).isTrue();
   }
 
   @Test

@@ -56,7 +56,8 @@ class PrefetcherTest {
 
   void settle() throws InterruptedException {
     long deadline = System.nanoTime() + 5_000_000_000L;
-    while (prefetcher.filesInFlight() > 0 && System.nanoTime() < deadline) {
+    while ((prefetcher.filesInFlight() > 0 || prefetcher.schedulingUnderWay())
+        && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
   }
@@ -83,6 +84,116 @@ class PrefetcherTest {
     assertThat(fetched).containsExactlyInAnyOrder(8, 9, 10);
     assertThat(a.order().position()).isEqualTo(3);
     assertThat(b.order().position()).isZero();
+  }
+
+  /**
+   * A new order set while the prefetcher is scheduling the old one (the hint applier sets it under
+   * the stream's lock, the prefetcher schedules under its own): the new order is scheduled from its
+   * start. Before, the prefetcher wrote where it got to in the old order over the new order's 0,
+   * and the new order's head was skipped until someone reset the stream.
+   */
+  @Test
+  void aNewOrderSetWhileSchedulingTheOld_isScheduledFromItsStart() throws Exception {
+    java.util.concurrent.CountDownLatch looking = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch predicted = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean armed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    prefetcher.close();
+    prefetcher =
+        new Prefetcher(
+            streams::active,
+            8,
+            1 << 30,
+            1,
+            id -> {
+              if (id == 8 && armed.compareAndSet(true, false)) {
+                looking.countDown(); // scheduling the old order, past its window's first 8
+                try {
+                  predicted.await(5, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+              return cached.contains(id);
+            },
+            id -> 100,
+            id -> {
+              fetched.add(id);
+              cached.add(id);
+            },
+            () -> cacheFiles);
+    Stream a = streams.forWriter(10, null, 0, true);
+    a.predict(null, range(0, 100), 1000);
+    prefetcher.reset(a);
+    settle();
+    assertThat(fetched).containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5, 6, 7);
+    armed.set(true);
+    Thread reader = new Thread(() -> prefetcher.opened(a, 0)); // schedules on from 8
+    reader.start();
+    assertThat(looking.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    a.predict(null, range(200, 300), 1000); // the applier: a new order, no reset yet
+    predicted.countDown();
+    reader.join(5_000);
+    prefetcher.scheduleAhead();
+    settle();
+    assertThat(fetched).contains(200, 201, 202, 203, 204, 205, 206, 207);
+  }
+
+  /**
+   * An open never waits for a schedule pass under way on another thread (one that is slow in the
+   * cache, say): it follows its own stream and leaves the pass a note to schedule again, which the
+   * pass honours when it ends.
+   */
+  @Test
+  void anOpenDoesNotWaitForASchedulePassUnderWay() throws Exception {
+    java.util.concurrent.CountDownLatch inPass = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean armed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    prefetcher.close();
+    prefetcher =
+        new Prefetcher(
+            streams::active,
+            8,
+            1 << 30,
+            1,
+            id -> {
+              if (id == 8 && armed.compareAndSet(true, false)) {
+                inPass.countDown();
+                try {
+                  letGo.await(5, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+              return cached.contains(id);
+            },
+            id -> 100,
+            id -> {
+              fetched.add(id);
+              cached.add(id);
+            },
+            () -> cacheFiles);
+    Stream a = streams.forWriter(10, null, 0, true);
+    Stream b = streams.forWriter(20, null, 0, true);
+    a.predict(null, range(0, 100), 1000);
+    prefetcher.reset(a);
+    settle();
+    b.predict(null, range(500, 600), 1000);
+    armed.set(true);
+    Thread slow = new Thread(() -> prefetcher.opened(a, 0)); // its pass stalls at a's file 8
+    slow.start();
+    assertThat(inPass.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    try {
+      java.util.concurrent.CompletableFuture.runAsync(() -> prefetcher.opened(b, 500))
+          .get(2, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(b.order().position()).isEqualTo(1);
+    } finally {
+      letGo.countDown();
+      slow.join(5_000);
+    }
+    settle();
+    assertThat(fetched).contains(501, 502, 503, 504, 505, 506, 507, 508); // the note was honoured
   }
 
   @Test

@@ -79,6 +79,93 @@ class StreamsTest {
     assertThat(streams.active()).containsExactly(r0, r1);
   }
 
+  /**
+   * An open racing its owner's first hint: the open looks up its ancestry, finds no stream, and
+   * only then caches that answer, after the stream started. The answer must not stick: the owner's
+   * later opens are the stream's (before, they went to no stream until the cache was next cleared,
+   * up to 10 s).
+   */
+  @Test
+  void anOpenRacingItsOwnersStart_doesNotLeaveItsOwnerWithoutTheStream() throws Exception {
+    tree.spawn(400, 100);
+    java.util.concurrent.CountDownLatch looking = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+    Thread[] opener = new Thread[1];
+    ProcessTree racing =
+        new ProcessTree() {
+          @Override
+          public long parent(long pid) {
+            if (Thread.currentThread() == opener[0] && pid == 400) {
+              looking.countDown(); // the opener found no owner of 400 itself, and climbs
+              try {
+                started.await(5, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return tree.parent(pid);
+          }
+
+          @Override
+          public boolean alive(long pid) {
+            return tree.alive(pid);
+          }
+        };
+    Streams ss = new Streams(racing, 16, 0);
+    ss.forWriter(200, null, 0, true); // some stream is live: opens are looked up
+    java.util.concurrent.atomic.AtomicReference<Streams.Attribution> first =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    opener[0] = new Thread(() -> first.set(ss.attribute(400, 5)));
+    opener[0].start();
+    assertThat(looking.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    Stream own = ss.forWriter(400, null, 0, true); // 400's first hint starts its stream
+    started.countDown();
+    opener[0].join(5_000);
+    assertThat(first.get()).isNull(); // it looked before the stream was there: fair
+    assertThat(ss.attribute(400, 5)).isEqualTo(new Streams.Attribution(own, true));
+  }
+
+  /** A writer whose /proc answers are slow holds up no other writer: /proc is read unlocked. */
+  @Test
+  void aSlowProcRead_holdsUpNoOtherWriter() throws Exception {
+    tree.spawn(500, 100);
+    java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    ProcessTree slow =
+        new ProcessTree() {
+          @Override
+          public long parent(long pid) {
+            if (pid == 500) {
+              reading.countDown();
+              try {
+                done.await(5, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return tree.parent(pid);
+          }
+
+          @Override
+          public boolean alive(long pid) {
+            return tree.alive(pid);
+          }
+        };
+    Streams ss = new Streams(slow, 16, 0);
+    Thread writer = new Thread(() -> ss.forWriter(500, null, 0, true));
+    writer.start();
+    assertThat(reading.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    var other =
+        java.util.concurrent.CompletableFuture.supplyAsync(() -> ss.forWriter(300, null, 0, true));
+    try {
+      assertThat(other.get(2, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+    } finally {
+      done.countDown();
+      writer.join(5_000);
+    }
+    assertThat(ss.active()).hasSize(2);
+  }
+
   @Test
   void aThreadOfTheRank_isTheRank() {
     // FUSE reports the calling thread's id: thread 205 of rank 200 reads for rank 200.
@@ -267,7 +354,7 @@ class StreamsTest {
       }
     }
     Stream r0 = streams.forWriter(200, null, 0, true);
-    r0.setDataset("/ds", v);
+    r0.setDataset("/ds", v, files + 3);
     r0.predict(spec, orders[0], files + 3);
     r0.order().startAt(0);
     int k = 17;
