@@ -375,8 +375,8 @@ class ClusterTest {
     cut(b).addIgnoredMembers(cAddr);
     cut(alone).addIgnoredMembers(aAddr, bAddr);
     // Failure detection splits the view: each side is a cluster of its own, homes rehashed.
-    awaitView(List.of(a, b), 2);
-    awaitView(List.of(alone), 1);
+    awaitMembers(List.of(a, b), 2);
+    awaitMembers(List.of(alone), 1);
     long aloneSourceBefore = sources.get(2).reads();
     long aloneFromPeersBefore = cluster(alone).path("reads_from_peers").asLong();
     for (int f = 0; f < FILES; f++) {
@@ -410,20 +410,5 @@ class ClusterTest {
     // timeout: the asks to the lost side failed when it was suspected.
     System.out.printf("partition: slowest read %.1f s%n", slowest.get() / 1e9);
     assertThat(slowest.get() / 1_000_000).isLessThan(ClusterPeerTier.TIMEOUT_MILLIS);
-  }
-
-  static void awaitView(List<HintFs> fss, int n) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      boolean all = true;
-      for (HintFs fs : fss) {
-        all &= fs.cluster().member().members().size() == n && !fs.cluster().member().rebalancing();
-      }
-      if (all) {
-        return;
-      }
-      Thread.sleep(50);
-    }
-    throw new AssertionError("the members did not see " + n + " members within 60 s");
   }
 }
