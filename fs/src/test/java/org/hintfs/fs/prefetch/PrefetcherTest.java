@@ -99,29 +99,7 @@ class PrefetcherTest {
     java.util.concurrent.atomic.AtomicBoolean armed =
         new java.util.concurrent.atomic.AtomicBoolean();
     prefetcher.close();
-    prefetcher =
-        new Prefetcher(
-            streams::active,
-            8,
-            1 << 30,
-            1,
-            id -> {
-              if (id == 8 && armed.compareAndSet(true, false)) {
-                looking.countDown(); // scheduling the old order, past its window's first 8
-                try {
-                  predicted.await(5, java.util.concurrent.TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              }
-              return cached.contains(id);
-            },
-            id -> 100,
-            id -> {
-              fetched.add(id);
-              cached.add(id);
-            },
-            () -> cacheFiles);
+    prefetcher = blockingOnce(8, armed, looking, predicted);
     Stream a = streams.forWriter(10, null, 0, true);
     a.predict(null, range(0, 100), 1000);
     prefetcher.reset(a);
@@ -151,29 +129,7 @@ class PrefetcherTest {
     java.util.concurrent.atomic.AtomicBoolean armed =
         new java.util.concurrent.atomic.AtomicBoolean();
     prefetcher.close();
-    prefetcher =
-        new Prefetcher(
-            streams::active,
-            8,
-            1 << 30,
-            1,
-            id -> {
-              if (id == 8 && armed.compareAndSet(true, false)) {
-                inPass.countDown();
-                try {
-                  letGo.await(5, java.util.concurrent.TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              }
-              return cached.contains(id);
-            },
-            id -> 100,
-            id -> {
-              fetched.add(id);
-              cached.add(id);
-            },
-            () -> cacheFiles);
+    prefetcher = blockingOnce(8, armed, inPass, letGo);
     Stream a = streams.forWriter(10, null, 0, true);
     Stream b = streams.forWriter(20, null, 0, true);
     a.predict(null, range(0, 100), 1000);
@@ -274,5 +230,38 @@ class PrefetcherTest {
     // A tiny one: never below the minimum.
     cacheFiles = 10;
     assertThat(prefetcher.windowPerStream()).isEqualTo(Prefetcher.MIN_WINDOW);
+  }
+
+  /**
+   * A prefetcher over this test's cache whose question "is {@code at} cached?" blocks once, when
+   * {@code armed}: it counts {@code reached} down and waits for {@code release} (at most 5 s).
+   */
+  Prefetcher blockingOnce(
+      int at,
+      java.util.concurrent.atomic.AtomicBoolean armed,
+      java.util.concurrent.CountDownLatch reached,
+      java.util.concurrent.CountDownLatch release) {
+    return new Prefetcher(
+        streams::active,
+        8,
+        1 << 30,
+        1,
+        id -> {
+          if (id == at && armed.compareAndSet(true, false)) {
+            reached.countDown();
+            try {
+              release.await(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          return cached.contains(id);
+        },
+        id -> 100,
+        id -> {
+          fetched.add(id);
+          cached.add(id);
+        },
+        () -> cacheFiles);
   }
 }
