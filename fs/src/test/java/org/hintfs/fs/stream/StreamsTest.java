@@ -92,25 +92,10 @@ class StreamsTest {
     java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
     Thread[] opener = new Thread[1];
     ProcessTree racing =
-        new ProcessTree() {
-          @Override
-          public long parent(long pid) {
-            if (Thread.currentThread() == opener[0] && pid == 400) {
-              looking.countDown(); // the opener found no owner of 400 itself, and climbs
-              try {
-                started.await(5, java.util.concurrent.TimeUnit.SECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            }
-            return tree.parent(pid);
-          }
-
-          @Override
-          public boolean alive(long pid) {
-            return tree.alive(pid);
-          }
-        };
+        pausing(
+            pid -> Thread.currentThread() == opener[0] && pid == 400, // no owner found: it climbs
+            looking,
+            started);
     Streams ss = new Streams(racing, 16, 0);
     ss.forWriter(200, null, 0, true); // some stream is live: opens are looked up
     java.util.concurrent.atomic.AtomicReference<Streams.Attribution> first =
@@ -131,26 +116,7 @@ class StreamsTest {
     tree.spawn(500, 100);
     java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-    ProcessTree slow =
-        new ProcessTree() {
-          @Override
-          public long parent(long pid) {
-            if (pid == 500) {
-              reading.countDown();
-              try {
-                done.await(5, java.util.concurrent.TimeUnit.SECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            }
-            return tree.parent(pid);
-          }
-
-          @Override
-          public boolean alive(long pid) {
-            return tree.alive(pid);
-          }
-        };
+    ProcessTree slow = pausing(pid -> pid == 500, reading, done);
     Streams ss = new Streams(slow, 16, 0);
     Thread writer = new Thread(() -> ss.forWriter(500, null, 0, true));
     writer.start();
@@ -381,5 +347,34 @@ class StreamsTest {
     assertThat(streams.after(other)).isEqualTo(r0.order().timeAt(orders[0].length + next[sample]));
     streams.countWholeJobs(false);
     assertThat(streams.after(other)).isEqualTo(NextUse.NEVER);
+  }
+
+  /**
+   * This test's process tree, whose {@code parent} question pauses when {@code when} holds: it
+   * counts {@code reached} down and waits for {@code release} (at most 5 s).
+   */
+  ProcessTree pausing(
+      java.util.function.LongPredicate when,
+      java.util.concurrent.CountDownLatch reached,
+      java.util.concurrent.CountDownLatch release) {
+    return new ProcessTree() {
+      @Override
+      public long parent(long pid) {
+        if (when.test(pid)) {
+          reached.countDown();
+          try {
+            release.await(5, java.util.concurrent.TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return tree.parent(pid);
+      }
+
+      @Override
+      public boolean alive(long pid) {
+        return tree.alive(pid);
+      }
+    };
   }
 }
