@@ -19,6 +19,9 @@ final class SampleHandle implements Handle {
   /** True if the bytes are another sample's, served in this one's place. */
   final boolean substituted;
 
+  /** True for the warm-up's own reads at mount ({@link WarmUp}): counted nowhere. */
+  boolean warmUp;
+
   SampleHandle(int id, String path, String version, long size) {
     this(id, path, version, size, false);
   }

@@ -98,6 +98,44 @@ class CacheIT {
   }
 
   @Test
+  void theWarmUpAtMount_readsTheCachedFilesThroughTheMount_andCountsNothing() throws Exception {
+    mount();
+    readAllAndCompare();
+    Hintfs.Result r = Hintfs.run("unmount", mnt.toString());
+    assertThat(r.rc()).as(r.out()).isZero();
+    Path log = tmp.resolve("daemon.log");
+    mount("--log-file", log.toString());
+    // Before any reader: the 120 whole files cached (the shard is cached in blocks: not warmed).
+    String line = null;
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (line == null && System.nanoTime() < deadline) {
+      line =
+          Files.readAllLines(log).stream()
+              .filter(l -> l.contains("warm-up: "))
+              .findFirst()
+              .orElse(null);
+      Thread.sleep(50);
+    }
+    assertThat(line)
+        .as("the daemon's log")
+        .isNotNull()
+        .containsPattern(
+            "warm-up: 120 cached files read through the mount in \\d+ ms \\(all read\\)");
+    // Counted nowhere: no open, no disk read, no access the policy saw.
+    JsonNode s = stats();
+    assertThat(s.path("open_hits").asLong() + s.path("open_misses").asLong()).isZero();
+    assertThat(s.path("disk_hits").asLong()).isZero();
+    assertThat(s.path("ram_hits").asLong()).isZero();
+    assertThat(s.path("source_reads").asLong()).isZero();
+    // And the readers' reads are counted as ever, every byte right.
+    readAllAndCompare();
+    s = stats();
+    assertThat(s.path("open_hits").asLong()).isEqualTo(120); // the shard counts by block
+    assertThat(s.path("disk_hits").asLong()).isGreaterThanOrEqualTo(125);
+    assertThat(s.path("misses").asLong()).isZero();
+  }
+
+  @Test
   void killDashNineMidRun_thenRemount_servesCorrectBytesAndReusesTheCache() throws Exception {
     mount();
     long pid = stats().path("pid").asLong();

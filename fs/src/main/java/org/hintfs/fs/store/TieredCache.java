@@ -381,6 +381,23 @@ public final class TieredCache implements AutoCloseable {
     return index.isResident(id);
   }
 
+  /**
+   * A whole file's bytes from disk, checked as every disk read is (length, CRC32C, version), for
+   * the warm-up at mount: counted nowhere, no access recorded, nothing kept in RAM, never fetched.
+   *
+   * @return null if the file is not on disk (or its entry does not check)
+   */
+  public byte[] peek(int id) {
+    if (store == null || isBlocked(id)) {
+      return null;
+    }
+    int length = units.length(id, 0);
+    LmdbStore.Lookup l =
+        store.get(
+            CacheKey.of(catalog.path(id), 0), CacheKey.versionHash(catalog.versionTag(id)), length);
+    return l.hit() ? l.payload() : null;
+  }
+
   /** True if the file can be served without the source: on disk or in RAM (whole files). */
   public boolean isCached(int id) {
     if (index.isResident(id)) {
