@@ -94,17 +94,13 @@ public final class Prefetcher implements AutoCloseable {
 
   /** A stream's order changed: schedule it from its beginning and judge it afresh. */
   public void reset(Stream s) {
-    // On the hint applier's thread, which may wait for a pass under way: the new order's window
-    // is scheduled when this returns, as before.
-    scheduling.lock();
+    scheduling.lock(); // the hint applier's thread: it may wait for a pass under way
     try {
       s.resetJudging();
-      scheduleAgain.set(false);
-      schedule();
     } finally {
       scheduling.unlock();
     }
-    runNotes();
+    scheduleAhead();
   }
 
   /**
@@ -174,21 +170,7 @@ public final class Prefetcher implements AutoCloseable {
    */
   public void scheduleAhead() {
     scheduleAgain.set(true);
-    runNotes();
-  }
-
-  /**
-   * True while a schedule pass runs or one was asked for and has not started: a caller of {@link
-   * #scheduleAhead} that needs its pass done waits for this to turn false (tests).
-   */
-  public boolean schedulingUnderWay() {
-    return scheduleAgain.get() || scheduling.isLocked(); // in this order: see runNotes
-  }
-
-  /** Runs the passes asked for, unless another thread is running one (it runs them then). */
-  private void runNotes() {
-    // Checked again after each unlock: a request set while the lock was held is never lost. The
-    // note is cleared only under the lock, so note-or-locked stays true until the pass is done.
+    // Checked again after each unlock: a request set while the lock was held is never lost.
     while (scheduleAgain.get() && scheduling.tryLock()) {
       try {
         scheduleAgain.set(false);

@@ -51,7 +51,7 @@ public final class Stream {
   private int recentExpected;
   private int recentNext;
 
-  // Where prefetching got to, and in which order (under the prefetcher's scheduling lock only).
+  // Where prefetching got to, and in which order (under the prefetcher's lock only).
   private int[] scheduledIn;
   private int scheduledUpTo;
 
@@ -79,8 +79,9 @@ public final class Stream {
       new java.util.concurrent.atomic.AtomicInteger(-1);
 
   /**
-   * The stream's ImageFolder root, its view, and each catalog id's index in it: published together,
-   * never a mix of a declared and a detected root.
+   * The stream's ImageFolder root, its view, and each catalog id's index in it (null where a
+   * declared root did not compute it): published together, never a mix of a declared and a detected
+   * root.
    */
   private record Dataset(String dir, ImageFolderView view, int[] sampleOfNode) {}
 
