@@ -36,11 +36,6 @@ import org.hintfs.fs.stream.Streams;
  * the window runs on into the next epoch's head, when the stream's seed makes it known.
  *
  * <p>A stream that ends (its owner exited) has its queued fetches skipped.
- *
- * <p>Locks: following a reader runs under that stream's monitor (its workers' opens move one
- * position); scheduling under the prefetcher's {@link #scheduling} lock, which owns every stream's
- * {@link Stream#scheduledUpTo}. No open waits for a schedule pass: a thread that finds one under
- * way leaves it a note to run again ({@link #scheduleAhead}), as Caffeine drains its buffers.
  */
 public final class Prefetcher implements AutoCloseable {
   private final Supplier<Stream[]> streams;
@@ -52,10 +47,6 @@ public final class Prefetcher implements AutoCloseable {
   private final LongSupplier cacheFiles;
   private final ExecutorService pool;
   private final ConcurrentHashMap<Integer, Stream> inFlight = new ConcurrentHashMap<>();
-  private final java.util.concurrent.locks.ReentrantLock scheduling =
-      new java.util.concurrent.locks.ReentrantLock();
-  private final java.util.concurrent.atomic.AtomicBoolean scheduleAgain =
-      new java.util.concurrent.atomic.AtomicBoolean();
   private final AtomicLong bytesInFlight = new AtomicLong();
   public final LongAdder prefetched = new LongAdder();
   public final LongAdder offOrder = new LongAdder();
@@ -93,14 +84,9 @@ public final class Prefetcher implements AutoCloseable {
   }
 
   /** A stream's order changed: schedule it from its beginning and judge it afresh. */
-  public void reset(Stream s) {
-    scheduling.lock(); // the hint applier's thread: it may wait for a pass under way
-    try {
-      s.resetJudging();
-    } finally {
-      scheduling.unlock();
-    }
-    scheduleAhead();
+  public synchronized void reset(Stream s) {
+    s.resetJudging();
+    schedule();
   }
 
   /**
@@ -110,13 +96,7 @@ public final class Prefetcher implements AutoCloseable {
    *
    * @return true if the stream's time map was re-drawn: the cache must re-key its next uses
    */
-  public boolean follow(Stream s, int id) {
-    synchronized (s) { // the stream's own opens, one at a time; other streams' run alongside
-      return followLocked(s, id);
-    }
-  }
-
-  private boolean followLocked(Stream s, int id) {
+  public synchronized boolean follow(Stream s, int id) {
     int[] o = s.order().order();
     if (o == null) {
       return false;
@@ -164,21 +144,9 @@ public final class Prefetcher implements AutoCloseable {
     return s.order().reanchorIfDrifted(s.pace()) || placed;
   }
 
-  /**
-   * Fetches what the streams' windows now lack (after an open, or a fetch done). Never waits: if a
-   * pass is under way on another thread, that thread runs one more after it.
-   */
-  public void scheduleAhead() {
-    scheduleAgain.set(true);
-    // Checked again after each unlock: a request set while the lock was held is never lost.
-    while (scheduleAgain.get() && scheduling.tryLock()) {
-      try {
-        scheduleAgain.set(false);
-        schedule();
-      } finally {
-        scheduling.unlock();
-      }
-    }
+  /** Fetches what the streams' windows now lack (after an open). */
+  public synchronized void scheduleAhead() {
+    schedule();
   }
 
   /** {@link #follow}, then {@link #scheduleAhead}. */
@@ -187,9 +155,7 @@ public final class Prefetcher implements AutoCloseable {
     scheduleAhead();
   }
 
-  /**
-   * Schedules fetches while the byte budget has room, soonest-needed stream first. Its lock held.
-   */
+  /** Schedules fetches while the byte budget has room, soonest-needed stream first. */
   private void schedule() {
     Stream[] ss = streams.get();
     int perStream = windowPerStream();

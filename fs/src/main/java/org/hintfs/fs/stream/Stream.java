@@ -18,10 +18,9 @@ import org.hintfs.policy.ImageFolderView;
  * and it ends after {@link Streams#IDLE_NS} without an open.
  *
  * <p>Concurrency: the prediction fields are volatile and written by the hint applier; the judging
- * window and the reader's moves (the prefetcher follows a stream under its monitor) are guarded by
- * the stream's monitor; where prefetching got to ({@link #scheduledUpTo}) by the prefetcher's
- * scheduling lock alone, and for the order it was found in, so a new order is scheduled from its
- * start whoever sets it and when.
+ * window is guarded by the stream's monitor; where prefetching got to ({@link #scheduledUpTo}) by
+ * the prefetcher's lock alone, and for the order it was found in, so a new order is scheduled from
+ * its start whoever sets it and when.
  */
 public final class Stream {
   /** The opens over which the prediction is judged. */
@@ -330,8 +329,7 @@ public final class Stream {
   }
 
   /**
-   * Records whether an open was where the prediction expected it (the prefetcher follows a stream
-   * under its monitor).
+   * Records whether an open was where the prediction expected it. Under the prefetcher's lock.
    *
    * @return true if fewer than half of the last {@link #JUDGE_OVER} opens were expected: the
    *     prediction is wrong and must be dropped

@@ -116,41 +116,6 @@ class PrefetcherTest {
     assertThat(fetched).contains(200, 201, 202, 203, 204, 205, 206, 207);
   }
 
-  /**
-   * An open never waits for a schedule pass under way on another thread (one that is slow in the
-   * cache, say): it follows its own stream and leaves the pass a note to schedule again, which the
-   * pass honours when it ends.
-   */
-  @Test
-  void anOpenDoesNotWaitForASchedulePassUnderWay() throws Exception {
-    java.util.concurrent.CountDownLatch inPass = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.atomic.AtomicBoolean armed =
-        new java.util.concurrent.atomic.AtomicBoolean();
-    prefetcher.close();
-    prefetcher = blockingOnce(8, armed, inPass, letGo);
-    Stream a = streams.forWriter(10, null, 0, true);
-    Stream b = streams.forWriter(20, null, 0, true);
-    a.predict(null, range(0, 100), 1000);
-    prefetcher.reset(a);
-    settle();
-    b.predict(null, range(500, 600), 1000);
-    armed.set(true);
-    Thread slow = new Thread(() -> prefetcher.opened(a, 0)); // its pass stalls at a's file 8
-    slow.start();
-    assertThat(inPass.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-    try {
-      java.util.concurrent.CompletableFuture.runAsync(() -> prefetcher.opened(b, 500))
-          .get(2, java.util.concurrent.TimeUnit.SECONDS);
-      assertThat(b.order().position()).isEqualTo(1);
-    } finally {
-      letGo.countDown();
-      slow.join(5_000);
-    }
-    settle();
-    assertThat(fetched).contains(501, 502, 503, 504, 505, 506, 507, 508); // the note was honoured
-  }
-
   @Test
   void aStreamWhoseReadsStopMatching_dropsOnlyItsOwnPrediction() {
     Stream a = streams.forWriter(10, null, 0, true);
