@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,13 +35,16 @@ public final class WarmUp {
 
   private WarmUp() {}
 
-  /** Starts the warm-up of {@code fs}, mounted (soon) at {@code mountpoint}, on a daemon thread. */
-  public static Thread start(HintFs fs, Path mountpoint) {
+  /**
+   * Starts the warm-up of {@code fs}, mounted (soon) at {@code mountpoint}, on a daemon thread;
+   * {@code mounted} tells when the kernel lists the mount.
+   */
+  public static Thread start(HintFs fs, Path mountpoint, BooleanSupplier mounted) {
     Thread t =
         new Thread(
             () -> {
               try {
-                run(fs, mountpoint);
+                run(fs, mountpoint, mounted);
               } catch (Exception e) {
                 log.debug("warm-up ended early", e);
               } finally {
@@ -54,14 +58,15 @@ public final class WarmUp {
     return t;
   }
 
-  static void run(HintFs fs, Path mountpoint) throws IOException, InterruptedException {
+  static void run(HintFs fs, Path mountpoint, BooleanSupplier mounted)
+      throws IOException, InterruptedException {
     List<Integer> ids = new ArrayList<>();
     for (int id : fs.cache().index().cachedIds()) {
       if (!fs.catalog().isDirectory(id) && !fs.cache().isBlocked(id)) {
         ids.add(id);
       }
     }
-    if (ids.isEmpty() || !awaitMounted(mountpoint)) {
+    if (ids.isEmpty() || !awaitMounted(mounted)) {
       return;
     }
     Collections.shuffle(ids, new Random(ids.size()));
@@ -111,26 +116,15 @@ public final class WarmUp {
     return fs.cache().stats().openHits.sum() + fs.cache().stats().openMisses.sum();
   }
 
-  /** Waits until the kernel lists the mount (libfuse mounts on its own thread), at most 30 s. */
-  private static boolean awaitMounted(Path mountpoint) throws IOException, InterruptedException {
-    // mountinfo escapes space, tab, newline and backslash as octal
-    String field =
-        " "
-            + mountpoint
-                .toAbsolutePath()
-                .normalize()
-                .toString()
-                .replace("\\", "\\134")
-                .replace(" ", "\\040")
-                .replace("\t", "\\011")
-                .replace("\n", "\\012")
-            + " ";
+  /**
+   * Waits until {@code mounted} says the kernel lists the mount (libfuse mounts on its own thread),
+   * at most 30 s.
+   */
+  private static boolean awaitMounted(BooleanSupplier mounted) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (System.nanoTime() < deadline) {
-      for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
-        if (line.contains(field) && line.contains(" fuse.hintfs ")) {
-          return true;
-        }
+      if (mounted.getAsBoolean()) {
+        return true;
       }
       Thread.sleep(10);
     }

@@ -85,7 +85,8 @@ final class ForegroundMount {
     String[] opts = fuseArgs(config, src.describe());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
     try {
-      org.hintfs.fs.WarmUp.start(fs, mp);
+      org.hintfs.fs.WarmUp.start(
+          fs, mp, () -> Mounts.typeAt(mp).filter("fuse.hintfs"::equals).isPresent());
       fuse.serve(mp, opts, c.fuseThreads);
     } catch (IllegalStateException e) {
       throw new UserError("mount at " + mp + " failed: " + e.getMessage() + " (see above)");
