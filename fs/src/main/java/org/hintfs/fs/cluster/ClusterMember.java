@@ -418,7 +418,15 @@ public final class ClusterMember implements AutoCloseable {
 
   /** True while the homes' hash is being rebalanced. */
   public boolean rebalancing() {
-    return homes.getAdvancedCache().getDistributionManager().isRehashInProgress();
+    var dm = homes.getAdvancedCache().getDistributionManager();
+    if (dm.isRehashInProgress()) {
+      return true;
+    }
+    // A new view (a join, a leave, a healed partition) reaches the homes' topology a moment later:
+    // until it has, the homes are those of the old view and will move.
+    List<Address> view = manager.getMembers();
+    List<Address> owners = dm.getCacheTopology().getMembers();
+    return owners.size() != view.size() || !owners.containsAll(view);
   }
 
   /** The id of the homes' current topology: changes whenever homes may have moved. */

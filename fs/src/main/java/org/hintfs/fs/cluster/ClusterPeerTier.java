@@ -163,8 +163,18 @@ public final class ClusterPeerTier implements PeerTier {
         bytes += catalog.size(id);
       }
     }
-    homed = new long[] {files, bytes};
-    homedTopology = topology;
+    publish(topology, new long[] {files, bytes});
+  }
+
+  /**
+   * Keeps a count only if the homes did not move while it ran: a background recount finishing late
+   * never replaces a count of the newer topology, and a moving topology is counted again next time.
+   */
+  private synchronized void publish(int topology, long[] count) {
+    if (member.topologyId() == topology) {
+      homed = count;
+      homedTopology = topology;
+    }
   }
 
   /** The member this tier asks through. */
