@@ -7,12 +7,12 @@ import java.util.ArrayList;
 import java.util.List;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.backing.InMemorySource;
-import org.hintfs.fs.HintFs;
-import org.hintfs.fs.Mount;
 import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.Sizes;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.fuse.HintFuse;
+import org.hintfs.fs.mount.Mount;
+import org.hintfs.fs.serve.HintFs;
 import org.hintfs.fs.store.CacheDirectory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,11 +71,11 @@ final class ForegroundMount {
         dir,
         fs.cache().index().capacityBytes(),
         fs.cache().index().policyName());
-    org.hintfs.fs.MetricsServer metrics = null;
+    org.hintfs.fs.metrics.MetricsServer metrics = null;
     if (c.metricsPort != null) {
       Object[] a = c.metricsAddress();
       try {
-        metrics = org.hintfs.fs.MetricsServer.start(fs, (String) a[0], (Integer) a[1]);
+        metrics = org.hintfs.fs.metrics.MetricsServer.start(fs, (String) a[0], (Integer) a[1]);
       } catch (IOException e) {
         throw new UserError("cannot serve metrics on " + a[0] + ":" + a[1] + ": " + e.getMessage());
       }
@@ -85,7 +85,7 @@ final class ForegroundMount {
     String[] opts = fuseArgs(config, src.describe());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
     try {
-      org.hintfs.fs.WarmUp.start(
+      org.hintfs.fs.serve.WarmUp.start(
           fs, mp, () -> Mounts.typeAt(mp).filter("fuse.hintfs"::equals).isPresent());
       fuse.serve(mp, opts, c.fuseThreads);
     } catch (IllegalStateException e) {

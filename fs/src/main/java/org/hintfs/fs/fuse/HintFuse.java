@@ -14,8 +14,8 @@ import jnr.ffi.types.off_t;
 import jnr.ffi.types.size_t;
 import jnr.ffi.types.uid_t;
 import org.hintfs.fs.Errno;
-import org.hintfs.fs.HintFs;
 import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.serve.HintFs;
 import ru.serce.jnrfuse.FuseFillDir;
 import ru.serce.jnrfuse.FuseStubFS;
 import ru.serce.jnrfuse.struct.FileStat;
@@ -25,7 +25,7 @@ import ru.serce.jnrfuse.struct.Timespec;
 
 /**
  * jnr-fuse callbacks over {@link HintFs}. Each callback is one try block: the work is delegated,
- * every Throwable is mapped to an errno by the filesystem's {@link org.hintfs.fs.ErrorTable}.
+ * every Throwable is mapped to an errno by the filesystem's {@link org.hintfs.fs.serve.ErrorTable}.
  *
  * <p>Every write-type operation answers EROFS. The mount is not {@code -o ro}, so that files under
  * {@code /.hintfs} can take writes later.
@@ -80,7 +80,7 @@ public final class HintFuse extends FuseStubFS {
     if (fs.isDirectory(id)) {
       stat.st_mode.set(FileStat.S_IFDIR | 0555);
       stat.st_nlink.set(2);
-    } else if (id == org.hintfs.fs.VirtualFile.CONTROL.id()) {
+    } else if (id == org.hintfs.fs.virtual.VirtualFile.CONTROL.id()) {
       stat.st_mode.set(FileStat.S_IFREG | 0644);
       stat.st_nlink.set(1);
     } else {
@@ -198,7 +198,9 @@ public final class HintFuse extends FuseStubFS {
   public int access(String path, int mask) {
     try {
       int id = fs.resolve(path);
-      return (mask & W_OK) != 0 && id != org.hintfs.fs.VirtualFile.CONTROL.id() ? readOnly() : 0;
+      return (mask & W_OK) != 0 && id != org.hintfs.fs.virtual.VirtualFile.CONTROL.id()
+          ? readOnly()
+          : 0;
     } catch (Throwable t) {
       return fail("access", path, t);
     }

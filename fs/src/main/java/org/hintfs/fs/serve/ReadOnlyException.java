@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import java.io.IOException;
 

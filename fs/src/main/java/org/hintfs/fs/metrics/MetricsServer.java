@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.metrics;
 
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -6,6 +6,8 @@ import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.util.function.Supplier;
+import org.hintfs.fs.serve.HintFs;
+import org.hintfs.fs.serve.MountStats;
 import org.hintfs.fs.store.CacheStats;
 import org.hintfs.fs.store.TieredCache;
 

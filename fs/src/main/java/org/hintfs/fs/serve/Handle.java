@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 /**
  * An open handle. {@link HintFs}'s read, write and release dispatch on its kind: a catalog file

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 /**
  * A handle on a catalog file: a sample, or (substituted) another sample served in its place.

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import java.util.concurrent.ExecutorService;
 import java.util.function.Supplier;

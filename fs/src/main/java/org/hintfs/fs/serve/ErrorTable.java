@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import java.io.FileNotFoundException;
 import java.nio.file.AccessDeniedException;
@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.backing.ObjectChangedException;
 import org.hintfs.backing.SourceUnavailableException;
+import org.hintfs.fs.Errno;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,10 +48,10 @@ public final class ErrorTable {
     if (t instanceof NotDirectoryException) {
       return Errno.ENOTDIR;
     }
-    if (t instanceof HintFs.IsDirectoryException) {
+    if (t instanceof IsDirectoryException) {
       return Errno.EISDIR;
     }
-    if (t instanceof HintFs.BadHandleException) {
+    if (t instanceof BadHandleException) {
       return Errno.EBADF;
     }
     if (t instanceof AccessDeniedException) {

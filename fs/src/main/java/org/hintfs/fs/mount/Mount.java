@@ -1,7 +1,9 @@
-package org.hintfs.fs;
+package org.hintfs.fs.mount;
 
 import java.io.IOException;
 import org.hintfs.backing.DatasetSource;
+import org.hintfs.fs.MountConfig;
+import org.hintfs.fs.Sizes;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.catalog.CatalogBuilder;
 import org.hintfs.fs.cluster.ClusterMember;
@@ -9,16 +11,25 @@ import org.hintfs.fs.cluster.ClusterPeerTier;
 import org.hintfs.fs.cluster.ClusterRefusedException;
 import org.hintfs.fs.cluster.HomeServer;
 import org.hintfs.fs.control.HintState;
+import org.hintfs.fs.metrics.StatsReport;
+import org.hintfs.fs.serve.ErrorTable;
+import org.hintfs.fs.serve.HintFs;
+import org.hintfs.fs.serve.Workers;
 import org.hintfs.fs.store.TieredCache;
+import org.hintfs.fs.virtual.VirtualFile;
 import org.hintfs.policy.Policies;
 
 /**
  * The composition root: builds a mount's parts from its configuration (the catalog of a source, the
- * cache sized against the dataset and the disk, the hint state, the filesystem) and wires them
- * ({@link MountEffects}).
+ * cache sized against the dataset and the disk, the hint state, the cluster, the background
+ * workers, the filesystem and its stats) and wires them ({@link MountEffects}). Nothing else builds
+ * or wires a mount's parts.
  */
 public final class Mount {
   private Mount() {}
+
+  /** How often the owners of streams are checked: a dead rank's prefetching stops within 1 s. */
+  static final long REAP_EVERY_MS = 1000;
 
   /**
    * A filesystem with the cache the config describes: its disk tier in {@code config.cacheDir()}
@@ -47,9 +58,7 @@ public final class Mount {
         new HintState(
             catalog.entryCount(),
             new org.hintfs.fs.stream.Streams(
-                org.hintfs.fs.stream.ProcessTree.PROC,
-                config.prefetchWindow(),
-                HintFs.REAP_EVERY_MS));
+                org.hintfs.fs.stream.ProcessTree.PROC, config.prefetchWindow(), REAP_EVERY_MS));
     // In a cluster: join first (a refusal leaves nothing behind), then build the cache whose
     // misses go to their homes, then let the home server answer from it.
     ClusterPeerTier peers = null;
@@ -86,7 +95,12 @@ public final class Mount {
     if (home != null) {
       home.serveFrom(cache);
     }
-    HintFs fs = new HintFs(source, catalog, config, cache, hints, peers, home);
+    ErrorTable backgroundErrors = new ErrorTable();
+    Workers workers = new Workers(catalog, cache, hints, backgroundErrors, config, peers);
+    HintFs fs =
+        new HintFs(source, catalog, config, cache, hints, peers, home, workers, backgroundErrors);
+    fs.renderStatsWith(new StatsReport(fs)::json);
+    MountEffects.wire(fs);
     if (config.tracePath() != null) {
       try {
         fs.setTrace(config.tracePath());

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,7 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.hintfs.backing.LocalDirSource;
+import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.control.InvalidHintException;
+import org.hintfs.fs.mount.Mount;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
@@ -8,11 +8,14 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.hintfs.backing.DatasetSource;
+import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.cluster.ClusterPeerTier;
 import org.hintfs.fs.cluster.HomeServer;
 import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
+import org.hintfs.fs.virtual.VirtualContent;
+import org.hintfs.fs.virtual.VirtualFile;
 
 /**
  * The filesystem service behind the FUSE adapter: path resolution, the open-file table and reads.
@@ -34,13 +37,13 @@ public final class HintFs {
   private final MountConfig config;
   private final MountStats stats = new MountStats();
   private final ErrorTable errors = new ErrorTable();
-  private final ErrorTable backgroundErrors = new ErrorTable();
+  private final ErrorTable backgroundErrors;
   private final ClusterPeerTier cluster; // null: not in a cluster
   private final HomeServer home; // null: not in a cluster
   private final Map<Long, Handle> handles = new ConcurrentHashMap<>();
   private final AtomicLong nextHandle = new AtomicLong(1);
   private final Instant started = Instant.now();
-  private final StatsReport statsReport;
+  private volatile java.util.function.Supplier<String> statsJson = () -> "{}";
   private final TieredCache cache;
   private final HintState hints;
   private final org.hintfs.fs.control.ControlInput control;
@@ -50,18 +53,22 @@ public final class HintFs {
   private volatile long[] epochBase = {0, 0};
 
   /** The trace being recorded, or null. */
-  TraceRecorder trace() {
+  public TraceRecorder trace() {
     return trace;
   }
 
   /** Open hits and misses now: the current epoch's counters start from them. */
-  void startEpochCounters() {
+  public void startEpochCounters() {
     epochBase = new long[] {cache.stats().openHits.sum(), cache.stats().openMisses.sum()};
   }
 
   private final SampleOpener opener;
 
-  /** A filesystem over a listed source, reading through {@code cache}, steered by {@code hints}. */
+  /**
+   * A filesystem over a listed source, reading through {@code cache}, steered by {@code hints},
+   * with {@code workers} fetching in the background and recording their failures in {@code
+   * backgroundErrors}. Built and wired by the mount's composition root.
+   */
   public HintFs(
       DatasetSource source,
       Catalog catalog,
@@ -69,7 +76,9 @@ public final class HintFs {
       TieredCache cache,
       HintState hints,
       ClusterPeerTier cluster,
-      HomeServer home) {
+      HomeServer home,
+      Workers workers,
+      ErrorTable backgroundErrors) {
     this.source = source;
     this.cluster = cluster;
     this.home = home;
@@ -77,16 +86,20 @@ public final class HintFs {
     this.config = config;
     this.cache = cache;
     this.hints = hints;
+    this.backgroundErrors = backgroundErrors;
     this.control =
         new org.hintfs.fs.control.ControlInput(
             new org.hintfs.fs.control.ControlParser(catalog, hints), hints);
-    this.workers = new Workers(catalog, cache, hints, backgroundErrors, config, cluster);
+    this.workers = workers;
     this.prefetcher = workers.prefetcher();
-    this.statsReport = new StatsReport(this);
     this.opener =
         new SampleOpener(
             catalog, cache, hints, prefetcher, backgroundErrors, config.detectOrder(), () -> trace);
-    MountEffects.wire(this);
+  }
+
+  /** What {@code .hintfs/stats} shows: the JSON {@code json} renders at each open. */
+  public void renderStatsWith(java.util.function.Supplier<String> json) {
+    this.statsJson = json;
   }
 
   /** The cluster tier this mount's misses go through, or null when it is not in a cluster. */
@@ -149,7 +162,7 @@ public final class HintFs {
 
   /**
    * Resolves a mount path to a catalog id (>= 0) or a {@link VirtualFile} id (< 0). {@code .hintfs}
-   * entries of the source never reach the catalog (see {@link Mount#listCatalog}).
+   * entries of the source never reach the catalog (the mount's listing leaves them out).
    *
    * @throws NoSuchFileException if nothing is there
    */
@@ -230,7 +243,7 @@ public final class HintFs {
       return fh;
     }
     if (id < 0) {
-      byte[] content = VirtualContent.render(VirtualFile.byId(id), hints, cache, statsReport);
+      byte[] content = VirtualContent.render(VirtualFile.byId(id), hints, cache, statsJson);
       f =
           id == VirtualFile.CONTROL.id()
               ? new ControlHandle(path, content, control)
@@ -409,9 +422,6 @@ public final class HintFs {
     return epochBase;
   }
 
-  /** How often the owners of streams are checked: a dead rank's prefetching stops within 1 s. */
-  static final long REAP_EVERY_MS = 1000;
-
   /** The owed samples' prefetch (for stats). */
   public org.hintfs.fs.prefetch.OwedPrefetch owedPrefetch() {
     return workers.owedPrefetch();
@@ -448,19 +458,5 @@ public final class HintFs {
   public interface ByteSink {
     /** Copies {@code len} bytes of {@code src} from {@code off}. */
     void put(byte[] src, int off, int len);
-  }
-
-  /** The handle is not open (a bug in the kernel or in us). */
-  public static final class BadHandleException extends IOException {
-    BadHandleException(long fh) {
-      super("no open file with handle " + fh);
-    }
-  }
-
-  /** A file operation on a directory. */
-  public static final class IsDirectoryException extends IOException {
-    IsDirectoryException(String path) {
-      super("is a directory: " + path);
-    }
   }
 }

@@ -1,7 +1,9 @@
-package org.hintfs.fs;
+package org.hintfs.fs.mount;
 
 import java.io.IOException;
 import org.hintfs.fs.control.HintState;
+import org.hintfs.fs.serve.HintFs;
+import org.hintfs.fs.serve.TraceRecorder;
 import org.hintfs.fs.store.TieredCache;
 import org.hintfs.policy.Policies;
 

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,7 +26,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.hintfs.backing.LocalDirSource;
+import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.catalog.Catalog;
+import org.hintfs.fs.mount.Mount;
 import org.hintfs.fs.stream.Stream;
 import org.hintfs.policy.ImageFolderView;
 import org.junit.jupiter.api.AfterEach;

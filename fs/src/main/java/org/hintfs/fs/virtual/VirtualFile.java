@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.virtual;
 
 /**
  * The files under the reserved {@code /.hintfs} directory: reachable by name, never listed.
@@ -55,7 +55,7 @@ public enum VirtualFile {
   }
 
   /** The virtual file at a mount-relative path such as {@code /.hintfs/stats}, or null. */
-  static VirtualFile byPath(String path) {
+  public static VirtualFile byPath(String path) {
     String p = path.startsWith("/") ? path.substring(1) : path;
     if (p.equals(DIR_NAME) || p.equals(DIR_NAME + "/")) {
       return DIR;

@@ -1,6 +1,7 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import java.io.IOException;
+import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.admin.AdminOps;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.control.HintState;
@@ -13,7 +14,7 @@ import org.hintfs.fs.store.TieredCache;
  * every stream, the owed samples' prefetch (substitution), an admin's prefetch and pins. Each
  * records its failures in the mount's error table and never fails a read.
  */
-record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
+public record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
     implements AutoCloseable {
   /** Concurrent fetches of the samples substitution owes the trainer. */
   static final int OWED_PREFETCH_THREADS = 4;
@@ -24,7 +25,7 @@ record Workers(Prefetcher prefetcher, OwedPrefetch owedPrefetch, AdminOps admin)
   /** Concurrent fetches of an admin's prefetch or pin. */
   static final int ADMIN_PREFETCH_THREADS = 16;
 
-  Workers(
+  public Workers(
       Catalog catalog,
       TieredCache cache,
       HintState hints,

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import io.prometheus.metrics.core.metrics.Histogram;
 import java.util.concurrent.atomic.LongAdder;

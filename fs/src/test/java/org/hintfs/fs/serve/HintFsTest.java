@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -12,6 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.hintfs.backing.LocalDirSource;
+import org.hintfs.fs.Errno;
+import org.hintfs.fs.MountConfig;
+import org.hintfs.fs.mount.Mount;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -72,8 +75,7 @@ class HintFsTest {
   @Test
   void refusesWrites_andDirectories() {
     assertThatThrownBy(() -> fs.open("/cls/small.jpg", true)).isInstanceOf(ReadOnlyException.class);
-    assertThatThrownBy(() -> fs.open("/cls", false))
-        .isInstanceOf(HintFs.IsDirectoryException.class);
+    assertThatThrownBy(() -> fs.open("/cls", false)).isInstanceOf(IsDirectoryException.class);
     assertThat(ErrorTable.errnoFor(new ReadOnlyException("x"))).isEqualTo(Errno.EROFS);
     assertThat(ErrorTable.errnoFor(new NoSuchFileException("x"))).isEqualTo(Errno.ENOENT);
     assertThat(ErrorTable.errnoFor(new IllegalStateException())).isEqualTo(Errno.EIO);

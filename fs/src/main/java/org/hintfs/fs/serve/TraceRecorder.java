@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -13,7 +13,7 @@ import java.nio.file.StandardOpenOption;
  * offline. What is written reaches the file within a second: a daemon that dies loses at most the
  * last second of its trace.
  */
-final class TraceRecorder implements AutoCloseable {
+public final class TraceRecorder implements AutoCloseable {
   private final BufferedWriter out;
   private boolean dirty;
   private final java.util.concurrent.ScheduledExecutorService flusher =
@@ -59,7 +59,7 @@ final class TraceRecorder implements AutoCloseable {
   }
 
   /** A batch of losses or scores (samples outside the dataset, -1, are left out). */
-  synchronized void scores(boolean losses, int[] samples, float[] values) {
+  public synchronized void scores(boolean losses, int[] samples, float[] values) {
     StringBuilder sb = new StringBuilder(losses ? "loss" : "importance");
     int n = 0;
     for (int k = 0; k < samples.length; k++) {

@@ -1,8 +1,10 @@
-package org.hintfs.fs;
+package org.hintfs.fs.metrics;
 
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Supplier;
+import org.hintfs.fs.serve.HintFs;
+import org.hintfs.fs.serve.MountStats;
 import org.hintfs.fs.store.CacheStats;
 import org.hintfs.fs.store.TieredCache;
 

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.mount;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

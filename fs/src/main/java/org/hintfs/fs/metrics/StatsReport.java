@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.metrics;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -6,21 +6,24 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.hintfs.fs.Version;
+import org.hintfs.fs.serve.HintFs;
+import org.hintfs.fs.serve.MountStats;
 import org.hintfs.fs.store.CacheStats;
 import org.hintfs.fs.store.TieredCache;
 
 /** Renders {@code /.hintfs/stats}: one JSON object, what {@code hintfs status} prints. */
-final class StatsReport {
+public final class StatsReport {
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
   private final HintFs fs;
 
-  StatsReport(HintFs fs) {
+  public StatsReport(HintFs fs) {
     this.fs = fs;
   }
 
-  String json() {
+  public String json() {
     MountStats s = fs.stats();
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("version", Version.VERSION);

@@ -1,4 +1,4 @@
-package org.hintfs.fs;
+package org.hintfs.fs.serve;
 
 /** A handle on a virtual file ({@code /.hintfs/stats}, ...): its content rendered at open. */
 record VirtualHandle(String path, byte[] content) implements Handle {

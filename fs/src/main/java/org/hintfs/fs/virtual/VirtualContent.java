@@ -1,25 +1,27 @@
-package org.hintfs.fs;
+package org.hintfs.fs.virtual;
 
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 import org.hintfs.fs.control.HintState;
 import org.hintfs.fs.store.TieredCache;
 
 /** The content of the generated files under {@code /.hintfs}, made at open. */
-final class VirtualContent {
+public final class VirtualContent {
   /** The longest a read of stats or cached waits for the hints written before it to apply. */
   static final long APPLIED_WAIT_MS = 2000;
 
   private VirtualContent() {}
 
   /** The bytes of {@code v} now. */
-  static byte[] render(VirtualFile v, HintState hints, TieredCache cache, StatsReport report) {
+  public static byte[] render(
+      VirtualFile v, HintState hints, TieredCache cache, Supplier<String> statsJson) {
     if (v == VirtualFile.STATS || v == VirtualFile.CACHED) {
       // Read your writes: what a reader wrote to the control file before shows in what it reads.
       hints.awaitApplied(APPLIED_WAIT_MS);
     }
     String text =
         switch (v) {
-          case STATS -> report.json();
+          case STATS -> statsJson.get();
           case ERRORS -> hints.errorsText();
           case CACHED -> cachedText(hints, cache);
           default -> "";
