@@ -54,9 +54,13 @@ class NodeStreamsIT {
   }
 
   private JsonNode job(Path mount, String... args) throws Exception {
-    // A 5 ms step per batch of 16 (a small model's) keeps 4 ranks x 3 processes from starving
-    // the daemon's prefetch threads of this 2-core machine's CPU: what is measured is whether each
-    // rank's prediction holds, not how fast 12 Python processes can hash bytes.
+    // A 20 ms step per batch of 16 (a small model's; 800 images/s a rank) keeps 4 ranks x 3
+    // processes from starving the daemon's prefetch threads of this 2-core machine's CPU: what is
+    // measured is whether each rank's prediction holds, not how fast 12 Python processes can hash
+    // bytes. With 5 ms (0.25 s of steps in a 2-4 s epoch) a CI run at load 12.7 left rank 3 at
+    // 0.66 local in epoch 1 with 1,582 of its 1,600 files prefetched: prefetched, then evicted
+    // before a reader that had fallen behind came to them. (Run alone, with or without a busy loop
+    // beside it, 5 ms passed: 0.95-0.99 at the source.)
     List<String> cmd =
         new ArrayList<>(
             List.of(
@@ -65,7 +69,7 @@ class NodeStreamsIT {
                 mount.toString(),
                 src.toString(),
                 "--step-ms",
-                "5"));
+                "20"));
     cmd.addAll(List.of(args));
     Hintfs.Result r = Hintfs.exec(cmd, 600);
     assertThat(r.rc()).as(r.out()).isZero();
