@@ -71,7 +71,7 @@ public final class ControlParser {
       case "similar":
         return similar(f, view);
       case "substitution":
-        return Substitution.parse(f, view);
+        return SubstitutionAndCoverage.parse(f, view);
       case "policy":
         need(f, 2, 2, "policy <name>");
         if (!Policies.names().contains(f[1])) {

@@ -95,7 +95,7 @@ public final class HintState {
   private final Streams streams;
   private final Importance importance;
   private final JobScores jobScores;
-  private final Predictions predictions;
+  private final SamplerReplay predictions;
   private final int[] classOf;
   private final PolicyContext context;
   private final BlockingQueue<Queued> queue = new LinkedBlockingQueue<>();
@@ -109,10 +109,10 @@ public final class HintState {
   private final Map<Integer, ImageFolderView> views = new ConcurrentHashMap<>();
 
   /** Substitution, the mount's epochs and what the trainers received. */
-  public final Substitution substitution;
+  public final SubstitutionAndCoverage substitution;
 
   /** Order recognition for the streams that send no hint. */
-  public final OrderRecognition recognition = new OrderRecognition(this::enqueue);
+  public final RecognitionSearches recognition = new RecognitionSearches(this::enqueue);
 
   /** State for a catalog of {@code entries} ids, read by {@code streams}. */
   public HintState(int entries, Streams streams) {
@@ -124,7 +124,7 @@ public final class HintState {
     this.context = new PolicyContext(entries, importance, streams, classOf);
     this.jobScores = new JobScores(entries, importance);
     this.predictions =
-        new Predictions(
+        new SamplerReplay(
             entries,
             s -> {
               // The job's positions are computed here, on the hint applier, not under the cache's
@@ -132,7 +132,7 @@ public final class HintState {
               streams.warmJobClock(s);
               effects.orderChanged(s);
             });
-    this.substitution = new Substitution(context, this::view);
+    this.substitution = new SubstitutionAndCoverage(context, this::view);
     this.applier = new Thread(this::applyLoop, "hint-applier");
     this.applier.setDaemon(true);
     this.applier.start();

@@ -73,7 +73,7 @@ public final class Stream {
   }
 
   private final boolean implicit;
-  private final Recognition recognition = new Recognition();
+  private final StreamRecognition recognition = new StreamRecognition();
   private final java.util.concurrent.atomic.AtomicInteger advancedTo =
       new java.util.concurrent.atomic.AtomicInteger(-1);
 
@@ -90,7 +90,7 @@ public final class Stream {
   }
 
   /** What recognising this stream's order has found (for streams that sent no seed or order). */
-  public Recognition recognition() {
+  public StreamRecognition recognition() {
     return recognition;
   }
 
@@ -116,8 +116,8 @@ public final class Stream {
 
   /**
    * Marks read, in a just recognised order, what the reader opened before it was known ({@link
-   * Recognition#noteOpen}): else those just behind the reader's position would look like a slow
-   * DataLoader worker's files still to come, needed now, and hold the cache from the window's.
+   * StreamRecognition#noteOpen}): else those just behind the reader's position would look like a
+   * slow DataLoader worker's files still to come, needed now, and hold the cache from the window's.
    */
   public void markOpenedBeforeOrderRead() {
     for (int id : recognition.takeOpened()) {

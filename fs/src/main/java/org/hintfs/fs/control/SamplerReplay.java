@@ -9,9 +9,10 @@ import org.hintfs.policy.ImageFolderView;
 /**
  * Turns a sampler (a seed hint, or a recognised order) into a stream's predicted order: PyTorch's
  * sampler replayed bit for bit ({@link org.hintfs.policy.sampler.TorchSamplers}) for the epoch,
- * plus the head of the next epoch, so the prefetcher carries on into it.
+ * plus the head of the next epoch, so the prefetcher carries on into it. The order itself, and the
+ * reader's place in it, is the stream's {@link org.hintfs.fs.stream.PredictedOrder}.
  */
-final class Predictions {
+final class SamplerReplay {
   private final int entries;
   private final Consumer<Stream> orderChanged;
 
@@ -19,7 +20,7 @@ final class Predictions {
   private volatile int nextHeadLength = 256;
 
   /** {@code orderChanged} is told of each stream whose order was replaced. */
-  Predictions(int entries, Consumer<Stream> orderChanged) {
+  SamplerReplay(int entries, Consumer<Stream> orderChanged) {
     this.entries = entries;
     this.orderChanged = orderChanged;
   }

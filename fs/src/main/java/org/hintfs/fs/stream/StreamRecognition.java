@@ -4,11 +4,13 @@ import java.util.Arrays;
 import org.hintfs.policy.sampler.OrderDetector;
 
 /**
- * Recognising a stream's order from its reads (for a stream that sent no seed or order hint; see
- * {@code OrderRecognition}): the opens collected for the next search, the searches run, the match
- * in force and how the prediction moves on to the next epoch.
+ * One stream's recognition, the state: recognising a stream's order from its reads (for a stream
+ * that sent no seed or order hint; see {@code RecognitionSearches}): the opens collected for the
+ * next search, the searches run, the match in force and how the prediction moves on to the next
+ * epoch. The searches run in {@code control.RecognitionSearches}; what matches is {@code
+ * policy.sampler.OrderDetector}'s to say.
  */
-public final class Recognition {
+public final class StreamRecognition {
   private volatile boolean hinted;
   private int[] observed = new int[0];
   private int observedCount;

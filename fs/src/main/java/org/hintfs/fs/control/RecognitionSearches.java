@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
  * OrderDetector}), off the FUSE threads; a recognised order reaches the stream as a {@link
  * Hint.Detected}, applied in order with the other hints (an explicit hint always wins).
  */
-public final class OrderRecognition {
-  private static final Logger log = LoggerFactory.getLogger(OrderRecognition.class);
+public final class RecognitionSearches {
+  private static final Logger log = LoggerFactory.getLogger(RecognitionSearches.class);
 
   private final BiConsumer<Stream, Hint> enqueue;
 
@@ -38,7 +38,7 @@ public final class OrderRecognition {
   private final OrderDetector.Options detectOptions = OrderDetector.Options.defaults();
 
   /** {@code enqueue} queues a hint for a stream, for the hint applier. */
-  OrderRecognition(BiConsumer<Stream, Hint> enqueue) {
+  RecognitionSearches(BiConsumer<Stream, Hint> enqueue) {
     this.enqueue = enqueue;
   }
 

@@ -16,10 +16,12 @@ import org.hintfs.policy.SubstitutionChooser;
 /**
  * What the trainers receive, per mount: substitution (the chooser and its rules), the mount's
  * epochs, the coverage of each epoch and the per-class counts of hits, misses and substitutions.
- * The chooser is touched only under the policy lock ({@link HintState.Effects#underPolicyLock}),
- * because the cache tells it of every admission and eviction under that lock.
+ * Which cached sample stands in for a miss is {@link org.hintfs.policy.SubstitutionChooser}'s
+ * choice. The chooser is touched only under the policy lock ({@link
+ * HintState.Effects#underPolicyLock}), because the cache tells it of every admission and eviction
+ * under that lock.
  */
-public final class Substitution {
+public final class SubstitutionAndCoverage {
   private final PolicyContext context;
   private final Supplier<ImageFolderView> view;
   private final Map<Integer, int[]> neighbours = new HashMap<>();
@@ -38,7 +40,7 @@ public final class Substitution {
   public final LongAdder substitutions = new LongAdder();
 
   /** For the policies' {@code context}; {@code view} gives the mount's default dataset. */
-  Substitution(PolicyContext context, Supplier<ImageFolderView> view) {
+  SubstitutionAndCoverage(PolicyContext context, Supplier<ImageFolderView> view) {
     this.context = context;
     this.view = view;
   }
