@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.fs.store.PeerTier;
+import org.hintfs.fs.store.Unit;
 import org.infinispan.remoting.transport.Address;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,26 +46,29 @@ public final class ClusterPeerTier implements PeerTier {
     this.member = member;
   }
 
+  /**
+   * The unit from its home, verified; null when this node is the home or the home failed, timed out
+   * or sent bytes that do not check (the source is read here then).
+   */
   @Override
-  public byte[] fetch(int id, int block, String path, String version, int length, SourceRead source)
-      throws IOException {
-    Address home = member.homeOf(id);
+  public byte[] get(Unit u) throws IOException {
+    Address home = member.homeOf(u.id());
     if (home == null || member.isSelf(home)) {
       homedHere.increment();
-      return source.read();
+      return null;
     }
     long t0 = System.nanoTime();
     try {
       byte[] reply =
           member
-              .ask(home, id, block, path, TIMEOUT_MILLIS)
+              .ask(home, u.id(), u.block(), u.path(), TIMEOUT_MILLIS)
               .get(TIMEOUT_MILLIS + 1000, TimeUnit.MILLISECONDS);
-      byte[] b = PeerReply.verify(reply, version, length);
+      byte[] b = PeerReply.verify(reply, u.version(), u.length());
       long ns = System.nanoTime() - t0;
       peerMicros.add(ns / 1000);
       peerSeconds.observe(ns / 1e9);
       fromPeers.increment();
-      bytesFromPeers.add(length);
+      bytesFromPeers.add(u.length());
       return b;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -75,9 +79,13 @@ public final class ClusterPeerTier implements PeerTier {
       if (n <= 20 || n % 1000 == 0) {
         Throwable c = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
         log.warn(
-            "{} from home {} failed (#{}), reading the source: {}", path, home, n, c.toString());
+            "{} from home {} failed (#{}), reading the source: {}",
+            u.path(),
+            home,
+            n,
+            c.toString());
       }
-      return source.read();
+      return null;
     }
   }
 

@@ -1,10 +1,6 @@
 package org.hintfs.fs.store;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.util.concurrent.ConcurrentHashMap;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.CachePolicy;
@@ -12,9 +8,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The read path behind every open file: RAM tier, then LMDB, then (in a cluster, {@link PeerTier})
- * the unit's home, then the source. A copy of a sample another member is home to is stored as a
- * guest (it never takes a homed sample's room).
+ * The read path behind every open file: the {@link Tier}s in order, RAM ({@link RamTier}), disk
+ * ({@link DiskTier}, LMDB), in a cluster the unit's home ({@link PeerTier}), the source ({@link
+ * SourceTier}). A miss in the near tiers is fetched from the far ones once however many readers
+ * race for it ({@link Fetcher}), and offered to the near ones. A copy of a sample another member is
+ * home to is stored as a guest (it never takes a homed sample's room).
  *
  * <p>Units: a file up to the whole-object limit is one unit (block 0, its whole length); a larger
  * file is cut into fixed blocks, each a unit of its own. The policy sees catalog ids: it admits and
@@ -48,16 +46,15 @@ public final class TieredCache implements AutoCloseable {
   private final Catalog catalog;
   private final LmdbStore store; // null: no disk tier
   private final String storeProblem;
-  private final Cache<Long, byte[]> ram;
+  private final RamTier ram;
+  private final DiskTier disk; // null: no disk tier
+  private final SourceTier sourceTier;
   private final Fetcher fetcher;
   private final Config config;
   private final CacheStats stats = new CacheStats();
   private final Units units;
   private final CacheIndex index;
   private final PeerTier peers; // null: not in a cluster
-
-  /** RAM entries read ahead from disk for a predicted open, dropped once that open reads them. */
-  private final java.util.Set<Long> promoted = ConcurrentHashMap.newKeySet();
 
   /**
    * A cache over {@code source}.
@@ -83,11 +80,12 @@ public final class TieredCache implements AutoCloseable {
         new CacheIndex(
             catalog, units, policy, store, store == null ? 0 : config.capacityBytes(), stats);
     this.fetcher = new Fetcher(config.maxFetches());
-    this.ram =
-        Caffeine.newBuilder()
-            .maximumWeight(config.ramBytes())
-            .weigher((Long k, byte[] v) -> v.length)
-            .build();
+    this.ram = new RamTier(config.ramBytes());
+    this.disk =
+        store == null
+            ? null
+            : new DiskTier(store, index, stats, id -> peers != null && !peers.isHome(id));
+    this.sourceTier = new SourceTier(source, config.blockSize(), stats);
     if (store != null) {
       index.recover();
     }
@@ -180,7 +178,7 @@ public final class TieredCache implements AutoCloseable {
    */
   public boolean access(int id) {
     // The RAM tier is looked at outside the lock; disk membership and the policy under one hold.
-    boolean inRam = ram.getIfPresent(((long) id) << 32) != null;
+    boolean inRam = ram.contains(id, 0);
     boolean hit = index.accessed(id, inRam);
     (hit ? stats.openHits : stats.openMisses).increment();
     return hit;
@@ -207,11 +205,9 @@ public final class TieredCache implements AutoCloseable {
 
   private byte[] read(int id, int block, boolean recordAccess, boolean promoting, boolean forPeer)
       throws IOException {
-    long rk = ((long) id << 32) | block;
-    byte[] b = ram.getIfPresent(rk);
-    if (b != null && !promoting && promoted.remove(rk)) {
-      ram.invalidate(rk); // promoted for this read: its work is done
-    }
+    Unit u = new Unit(catalog, id, block, units.length(id, block), forPeer);
+    // A promotion leaves a unit it finds in RAM there; any other read takes a promoted one out.
+    byte[] b = promoting ? ram.peek(id, block) : ram.get(u);
     if (b != null) {
       stats.ramHits.increment();
       stats.bytesFromCache.add(b.length);
@@ -220,16 +216,11 @@ public final class TieredCache implements AutoCloseable {
       }
       return b;
     }
-    String path = catalog.path(id);
-    String version = catalog.versionTag(id);
-    long vh = CacheKey.versionHash(version);
-    int length = units.length(id, block);
-    CacheKey key = CacheKey.of(path, block);
-    if (store != null) {
-      LmdbStore.Lookup l = store.get(key, vh, length);
-      if (l.hit()) {
+    if (disk != null) {
+      b = disk.get(u);
+      if (b != null) {
         stats.diskHits.increment();
-        stats.bytesFromCache.add(length);
+        stats.bytesFromCache.add(b.length);
         if (recordAccess) {
           index.served(id, true);
         }
@@ -237,82 +228,43 @@ public final class TieredCache implements AutoCloseable {
           // Read ahead of a predicted open: held in RAM until that open's read takes it. An
           // ordinary disk hit is not kept: a pass that reads each file once would only make the
           // collector copy the RAM tier's bytes (cache-bench: 20-30% slower cold, see BENCHMARKS).
-          ram.put(rk, l.payload());
-          promoted.add(rk);
+          ram.promote(u, b);
         }
-        return l.payload();
-      }
-      if (l.check() != null) {
-        (l.check() == StoredValue.Check.CORRUPT ? stats.corrupt : stats.stale).increment();
-        log.warn("dropping {} cache entry of {} block {}", l.check(), path, block);
-        index.drop(id, block, key, length);
+        return b;
       }
     }
     if (recordAccess) {
       index.served(id, false);
     }
-    return fetcher.fetch(
-        rk, () -> fetchAndAdmit(id, block, path, version, vh, key, length, forPeer));
+    return fetcher.fetch(u.ramKey(), () -> fetchAndOffer(u));
   }
 
-  private byte[] fetchAndAdmit(
-      int id,
-      int block,
-      String path,
-      String version,
-      long vh,
-      CacheKey key,
-      int length,
-      boolean forPeer)
-      throws IOException {
+  /**
+   * The far tiers, for a unit the near ones did not hold: its home (in a cluster, unless a peer
+   * asked this node, its home), else the source; what they answer is offered to RAM and disk.
+   */
+  private byte[] fetchAndOffer(Unit u) throws IOException {
     // A fetch of the same unit may have finished between this caller's lookups and its turn as
-    // the leader: look again before going to the source.
-    byte[] done = ram.getIfPresent(((long) id << 32) | block);
+    // the leader: look again before going farther. With the RAM tier off (or the unit already
+    // evicted from it), the finished fetch left its bytes only on disk.
+    byte[] done = ram.peek(u.id(), u.block());
+    if (done == null && disk != null) {
+      done = disk.get(u);
+    }
     if (done != null) {
       return done;
     }
-    if (store != null) {
-      // With the RAM tier off (or the unit already evicted from it), the finished fetch left its
-      // bytes only in the store.
-      LmdbStore.Lookup l = store.get(key, vh, length);
-      if (l.hit()) {
-        return l.payload();
-      }
+    byte[] b = peers == null || u.forPeer() ? null : peers.get(u);
+    if (b == null) {
+      b = sourceTier.get(u);
     }
-    PeerTier.SourceRead fromSource = () -> readSource(block, path, version, length);
-    byte[] b =
-        peers == null || forPeer
-            ? fromSource.read()
-            : peers.fetch(id, block, path, version, length, fromSource);
-    if (config.ramBytes() > 0) {
-      // With no RAM tier, nothing goes in: Caffeine evicts asynchronously, so even a cache of
-      // weight 0 would serve a just-fetched unit for a moment, as a hit nobody admitted.
-      ram.put(((long) id << 32) | block, b);
-    }
-    // A copy of another member's homed sample is a guest here: it never takes a homed one's room.
-    index.admit(id, block, path, vh, key, b, peers != null && !forPeer && !peers.isHome(id));
-    return b;
-  }
-
-  /** One unit from the source, whole, counted as a miss. */
-  private byte[] readSource(int block, String path, String version, int length) throws IOException {
-    stats.misses.increment();
-    long offset = (long) block * config.blockSize();
-    byte[] b = new byte[length];
-    ByteBuffer buf = ByteBuffer.wrap(b);
-    long t0 = System.nanoTime();
-    while (buf.hasRemaining()) {
-      int n = source.read(path, version, offset + buf.position(), buf);
-      if (n <= 0) {
-        break;
-      }
-    }
-    stats.sourceSeconds.observe((System.nanoTime() - t0) / 1e9);
-    stats.bytesFromSource.add(buf.position());
-    if (buf.position() != length) {
-      // A short read is never cached: the object is not what the catalog says it is.
-      throw new IOException(
-          "short read of " + path + ": " + buf.position() + " of " + length + " bytes");
+    ram.put(u, b);
+    if (disk != null) {
+      disk.put(u, b);
+    } else {
+      // No disk: the index still tells the policy (and substitution) what was fetched.
+      boolean guest = peers != null && !u.forPeer() && !peers.isHome(u.id());
+      index.admit(u.id(), u.block(), u.path(), u.versionHash(), u.key(), b, guest);
     }
     return b;
   }
@@ -335,7 +287,7 @@ public final class TieredCache implements AutoCloseable {
   public boolean evictFile(int id) {
     boolean had = index.evict(id);
     for (int b = 0; b < units.blockCount(id); b++) {
-      had |= ram.asMap().remove(((long) id << 32) | b) != null;
+      had |= ram.evict(id, b);
     }
     return had;
   }
@@ -364,7 +316,7 @@ public final class TieredCache implements AutoCloseable {
   public void prefetch(int id) throws IOException {
     boolean onDisk = index.prefetching(id);
     (onDisk ? stats.promotions : stats.prefetches).increment();
-    read(id, 0, false, onDisk && config.ramBytes() > 0, false);
+    read(id, 0, false, onDisk && ram.enabled(), false);
   }
 
   /**
@@ -372,10 +324,10 @@ public final class TieredCache implements AutoCloseable {
    * there is no RAM tier. The prefetcher brings the rest closer.
    */
   public boolean isNear(int id) {
-    if (ram.getIfPresent(((long) id) << 32) != null) {
+    if (ram.contains(id, 0)) {
       return true;
     }
-    if (config.ramBytes() > 0) {
+    if (ram.enabled()) {
       return false;
     }
     return index.isResident(id);
@@ -391,10 +343,8 @@ public final class TieredCache implements AutoCloseable {
     if (store == null || isBlocked(id)) {
       return null;
     }
-    int length = units.length(id, 0);
-    LmdbStore.Lookup l =
-        store.get(
-            CacheKey.of(catalog.path(id), 0), CacheKey.versionHash(catalog.versionTag(id)), length);
+    Unit u = new Unit(catalog, id, 0, units.length(id, 0), false);
+    LmdbStore.Lookup l = store.get(u.key(), u.versionHash(), u.length());
     return l.hit() ? l.payload() : null;
   }
 
@@ -403,7 +353,7 @@ public final class TieredCache implements AutoCloseable {
     if (index.isResident(id)) {
       return true;
     }
-    return ram.getIfPresent(((long) id) << 32) != null;
+    return ram.contains(id, 0);
   }
 
   /** Counters. */

@@ -133,6 +133,67 @@ class TieredCacheTest {
     }
   }
 
+  /**
+   * The tiers in order: a unit missed on disk is asked of the peer tier; what the peer answers is
+   * served and stored without the source, what it declines (null: this node is the home, or the
+   * home failed) is read from the source once; a peer's own ask never goes to a peer.
+   */
+  @Test
+  void aMissAsksThePeerTierBeforeTheSource_andStoresWhatEitherAnswers() throws Exception {
+    FaultInjectingSource src = new FaultInjectingSource(dataset(7, 6, 40_000));
+    Catalog cat = Mount.listCatalog(src);
+    List<Integer> ids = files(cat);
+    int fromPeer = ids.get(0);
+    int declined = ids.get(1);
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    PeerTier peer =
+        new PeerTier() {
+          @Override
+          public byte[] get(Unit u) throws IOException {
+            asked.incrementAndGet();
+            return u.id() == fromPeer ? src.readRange(u.path(), null, 0, u.length()) : null;
+          }
+
+          @Override
+          public boolean isHome(int id) {
+            return id == declined;
+          }
+        };
+    try (TieredCache c =
+        TieredCache.open(
+            src,
+            cat,
+            new LruPolicy(cat.entryCount()),
+            tmp.resolve("c"),
+            new TieredCache.Config(1 << 20, "test", 0, LIMIT, BLOCK, 16),
+            peer)) {
+      long before = src.reads();
+      byte[] b = c.read(fromPeer, 0);
+      assertThat(src.reads() - before).isEqualTo(1); // the fake home's own readRange
+      assertThat(c.misses()).isZero();
+      assertThat(b).isEqualTo(src.readRange(cat.path(fromPeer), null, 0, b.length));
+      before = src.reads();
+      assertThat(c.read(declined, 0))
+          .isEqualTo(src.readRange(cat.path(declined), null, 0, (int) cat.size(declined)));
+      assertThat(src.reads() - before).isEqualTo(2); // the source, once, and the check above
+      assertThat(c.misses()).isEqualTo(1);
+      assertThat(asked.get()).isEqualTo(2);
+      // Both are on disk now: read again, neither tier below is asked.
+      c.flush();
+      c.read(fromPeer, 0);
+      c.read(declined, 0);
+      assertThat(asked.get()).isEqualTo(2);
+      assertThat(c.stats().diskHits.sum()).isEqualTo(2);
+      // A peer's ask is served here from the source, never passed on to another peer.
+      int third = ids.get(2);
+      c.readForPeer(third, 0);
+      assertThat(asked.get()).isEqualTo(2);
+      assertThat(c.misses()).isEqualTo(2);
+      c.index().checkInvariants();
+    }
+  }
+
   /** Reads every file of {@code ids} into a cache in {@code dir}, then closes it; its bytes. */
   static long fill(FaultInjectingSource src, Catalog cat, List<Integer> ids, Path dir)
       throws Exception {

@@ -1,0 +1,67 @@
+package org.hintfs.fs.store;
+
+import java.util.function.IntPredicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The disk tier: LMDB, with what it holds decided by the {@link CacheIndex} (the policy, pins,
+ * holds, capacity). Every entry read is checked (length, CRC32C, the source version); one that
+ * fails is counted, dropped and reads as absent, so the unit is fetched again.
+ */
+final class DiskTier implements Tier {
+  private static final Logger log = LoggerFactory.getLogger(DiskTier.class);
+
+  private final LmdbStore store;
+  private final CacheIndex index;
+  private final CacheStats stats;
+  private final IntPredicate guest;
+
+  /**
+   * @param guest true for a file another member of the cluster is home to: a copy of it is stored
+   *     as a guest and never takes a homed sample's room
+   */
+  DiskTier(LmdbStore store, CacheIndex index, CacheStats stats, IntPredicate guest) {
+    this.store = store;
+    this.index = index;
+    this.stats = stats;
+    this.guest = guest;
+  }
+
+  @Override
+  public byte[] get(Unit u) {
+    LmdbStore.Lookup l = store.get(u.key(), u.versionHash(), u.length());
+    if (l.hit()) {
+      return l.payload();
+    }
+    if (l.check() != null) {
+      (l.check() == StoredValue.Check.CORRUPT ? stats.corrupt : stats.stale).increment();
+      log.warn("dropping {} cache entry of {} block {}", l.check(), u.path(), u.block());
+      index.drop(u.id(), u.block(), u.key(), u.length());
+    }
+    return null;
+  }
+
+  @Override
+  public boolean contains(Unit u) {
+    return index.isResident(u.id());
+  }
+
+  /** Admission: the policy decides, its victims are evicted first. */
+  @Override
+  public void put(Unit u, byte[] bytes) {
+    index.admit(
+        u.id(),
+        u.block(),
+        u.path(),
+        u.versionHash(),
+        u.key(),
+        bytes,
+        !u.forPeer() && guest.test(u.id()));
+  }
+
+  @Override
+  public void evict(Unit u) {
+    index.drop(u.id(), u.block(), u.key(), u.length());
+  }
+}

@@ -1,0 +1,86 @@
+package org.hintfs.fs.store;
+
+import org.hintfs.fs.catalog.Catalog;
+
+/**
+ * One unit of the cache on its way through the tiers: block {@code block} of catalog file {@code
+ * id} ({@code length} bytes; block 0 of a small file is the whole file). Its path, version and key
+ * are looked up in the catalog when a tier first asks (a RAM hit needs none of them).
+ */
+public final class Unit {
+  private final Catalog catalog;
+  private final int id;
+  private final int block;
+  private final int length;
+  private final boolean forPeer;
+  private String path;
+  private String version;
+  private CacheKey key;
+
+  Unit(Catalog catalog, int id, int block, int length, boolean forPeer) {
+    this.catalog = catalog;
+    this.id = id;
+    this.block = block;
+    this.length = length;
+    this.forPeer = forPeer;
+  }
+
+  /** The catalog id of the file. */
+  public int id() {
+    return id;
+  }
+
+  /** The block of the file (0 for a whole file). */
+  public int block() {
+    return block;
+  }
+
+  /** The unit's length in bytes. */
+  public int length() {
+    return length;
+  }
+
+  /** True when another member asked for the unit: this node is its home and never asks a peer. */
+  public boolean forPeer() {
+    return forPeer;
+  }
+
+  /** The file's path in the source. */
+  public String path() {
+    if (path == null) {
+      path = catalog.path(id);
+    }
+    return path;
+  }
+
+  /** The file's version at the source, as listed (ETag or mtime and size). */
+  public String version() {
+    if (version == null) {
+      version = catalog.versionTag(id);
+    }
+    return version;
+  }
+
+  /** The hash of {@link #version()} every disk entry carries. */
+  public long versionHash() {
+    return CacheKey.versionHash(version());
+  }
+
+  /** The unit's key on disk. */
+  public CacheKey key() {
+    if (key == null) {
+      key = CacheKey.of(path(), block);
+    }
+    return key;
+  }
+
+  /** The unit's key in the RAM tier: the id in the high 32 bits, the block in the low. */
+  public long ramKey() {
+    return ramKey(id, block);
+  }
+
+  /** The RAM tier's key of block {@code block} of file {@code id}. */
+  static long ramKey(int id, int block) {
+    return ((long) id << 32) | block;
+  }
+}
