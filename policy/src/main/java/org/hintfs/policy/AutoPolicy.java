@@ -65,6 +65,16 @@ public final class AutoPolicy implements CachePolicy {
   }
 
   @Override
+  public Reorder beginReorder(int[] cached) {
+    return clairvoyant == null ? null : clairvoyant.beginReorder(cached);
+  }
+
+  @Override
+  public void endReorder(Reorder r) {
+    clairvoyant.endReorder(r);
+  }
+
+  @Override
   public boolean admit(int sample) {
     return active().admit(sample);
   }

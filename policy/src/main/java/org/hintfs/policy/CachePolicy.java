@@ -39,6 +39,33 @@ public interface CachePolicy {
   /** The known future order changed (a new seed or epoch): re-key these cached samples. */
   default void orderChanged(int[] cached) {}
 
+  /**
+   * The same re-keying in three steps, so that its slow part runs outside the caller's lock: this
+   * first step (under the lock) returns the work, or null if this policy keys nothing by the order.
+   * From now until {@link #endReorder}, the policy notes every sample it re-keys by itself (an
+   * access, a prefetch): those keep their own, newer keys.
+   */
+  default Reorder beginReorder(int[] cached) {
+    return null;
+  }
+
+  /**
+   * A re-keying under way: {@link #compute} runs without the caller's lock, on any thread, while
+   * the policy goes on taking the caller's other calls (it reads only the thread-safe next-use
+   * oracle and writes only its own arrays).
+   */
+  interface Reorder {
+    /** Computes the new keys. */
+    void compute();
+  }
+
+  /**
+   * The last step, under the caller's lock: if {@link Reorder#compute} finished, its keys take
+   * effect for the samples still cached and not re-keyed since {@link #beginReorder}. Always called
+   * once for every begun reorder (the policy stops noting for it).
+   */
+  default void endReorder(Reorder r) {}
+
   /** Number of samples the policy believes are cached. */
   int size();
 

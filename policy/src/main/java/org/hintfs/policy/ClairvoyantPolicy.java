@@ -1,6 +1,9 @@
 package org.hintfs.policy;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
 
 /**
  * Belady's MIN: evicts the cached sample whose next use is furthest in the future, and bypasses a
@@ -37,14 +40,67 @@ public final class ClairvoyantPolicy extends HeapPolicy {
 
   @Override
   public void recordAccess(int sample, boolean hit) {
-    next[sample] = nextUse.after(sample);
-    heap.update(sample);
+    rekey(sample);
   }
 
   @Override
   public void prefetching(int sample) {
+    rekey(sample);
+  }
+
+  private void rekey(int sample) {
     next[sample] = nextUse.after(sample);
     heap.update(sample);
+    for (Rekeying r : reorders) {
+      r.rekeyedSince.set(sample);
+    }
+  }
+
+  /** Reorders begun and not yet ended (usually none or one). */
+  private final List<Rekeying> reorders = new ArrayList<>();
+
+  /** One re-keying of the cached samples, computed outside the caller's lock. */
+  private final class Rekeying implements Reorder {
+    final int[] cached;
+    final long[] keys;
+    final BitSet rekeyedSince = new BitSet();
+    volatile boolean computed;
+
+    Rekeying(int[] cached) {
+      this.cached = cached;
+      this.keys = new long[cached.length];
+    }
+
+    @Override
+    public void compute() {
+      for (int i = 0; i < cached.length; i++) {
+        keys[i] = nextUse.after(cached[i]);
+      }
+      computed = true;
+    }
+  }
+
+  @Override
+  public Reorder beginReorder(int[] cached) {
+    Rekeying r = new Rekeying(cached);
+    reorders.add(r);
+    return r;
+  }
+
+  @Override
+  public void endReorder(Reorder reorder) {
+    Rekeying r = (Rekeying) reorder;
+    reorders.remove(r);
+    if (!r.computed) {
+      return;
+    }
+    for (int i = 0; i < r.cached.length; i++) {
+      int s = r.cached[i];
+      if (!r.rekeyedSince.get(s) && heap.contains(s)) {
+        next[s] = r.keys[i];
+        heap.update(s);
+      }
+    }
   }
 
   @Override

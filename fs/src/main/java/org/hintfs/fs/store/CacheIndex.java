@@ -282,9 +282,28 @@ public final class CacheIndex {
     r.run();
   }
 
-  /** The known future order changed: the policy re-keys what is cached. */
-  public synchronized void orderChanged() {
-    residency.policy().orderChanged(residency.residents());
+  /**
+   * The known future order changed: the policy re-keys what is cached. The new keys (a next-use
+   * lookup over every stream for each cached file) are computed outside the lock; only taking the
+   * list and applying the keys hold it, and a file read meanwhile keeps the key its read gave it.
+   */
+  public void orderChanged() {
+    CachePolicy policy;
+    CachePolicy.Reorder r;
+    synchronized (this) {
+      policy = residency.policy();
+      r = policy.beginReorder(residency.residents());
+    }
+    if (r == null) {
+      return;
+    }
+    try {
+      r.compute();
+    } finally {
+      synchronized (this) {
+        policy.endReorder(r); // a policy switched meanwhile is dropped: nothing to apply
+      }
+    }
   }
 
   /** A prefetch of {@code id} is starting; true if it is on disk already. */

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -190,6 +191,73 @@ class TieredCacheTest {
       c.readForPeer(third, 0);
       assertThat(asked.get()).isEqualTo(2);
       assertThat(c.misses()).isEqualTo(2);
+      c.index().checkInvariants();
+    }
+  }
+
+  /**
+   * A re-keying after an order change computes its keys outside the cache's lock: while the
+   * next-use oracle is stuck in it, cached files are still served and the index answers.
+   */
+  @Test
+  void aReorderHoldsNoLockWhileItsKeysAreComputed() throws Exception {
+    FaultInjectingSource src = new FaultInjectingSource(dataset(8, 6, 20_000));
+    Catalog cat = Mount.listCatalog(src);
+    List<Integer> ids = files(cat);
+    CountDownLatch inCompute = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean stuck =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    org.hintfs.policy.NextUse oracle =
+        new org.hintfs.policy.NextUse() {
+          @Override
+          public long after(int sample) {
+            if (stuck.get()) {
+              inCompute.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return sample;
+          }
+
+          @Override
+          public long now() {
+            return 0;
+          }
+        };
+    try (TieredCache c =
+        TieredCache.open(
+            src,
+            cat,
+            new org.hintfs.policy.ClairvoyantPolicy(
+                new org.hintfs.policy.PolicyContext(cat.entryCount(), null, oracle, null)),
+            tmp.resolve("c"),
+            new TieredCache.Config(1 << 20, "test", 0, LIMIT, BLOCK, 16))) {
+      for (int id : ids) {
+        c.read(id, 0);
+      }
+      c.flush();
+      stuck.set(true);
+      Thread reorder = new Thread(c.index()::orderChanged);
+      reorder.start();
+      assertThat(inCompute.await(10, TimeUnit.SECONDS)).isTrue();
+      stuck.set(false);
+      ExecutorService other = Executors.newSingleThreadExecutor();
+      try {
+        // A cached file's read records its access under the lock: done while the reorder computes.
+        Future<byte[]> read = other.submit(() -> c.read(ids.get(1), 0));
+        assertThat(read.get(5, TimeUnit.SECONDS)).hasSize((int) cat.size(ids.get(1)));
+        assertThat(other.submit(() -> c.index().isResident(ids.get(2))).get(5, TimeUnit.SECONDS))
+            .isTrue();
+      } finally {
+        other.shutdownNow();
+        release.countDown();
+      }
+      reorder.join(10_000);
+      assertThat(reorder.isAlive()).isFalse();
       c.index().checkInvariants();
     }
   }
