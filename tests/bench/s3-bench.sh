@@ -7,6 +7,8 @@
 # pass is served by each filesystem's own disk cache). s3fs runs with its disk cache (use_cache),
 # rclone with --vfs-cache-mode full. Prints files/s and the ratios hintfs/s3fs, hintfs/rclone.
 # hintfs's first pass must cost exactly one GET per open miss (the script fails otherwise).
+# For every first pass, the mount process's CPU seconds (utime + stime from /proc) per 1,000 misses
+# (the 2,000 files): what a miss costs each filesystem, in the same run (issue 26).
 # Usage: tests/bench/s3-bench.sh [WORKDIR] (root; after mvn package; needs s3fs and rclone)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -17,18 +19,33 @@ mkdir -p "$work/mnt"
 s3_start "$work"
 trap 's3_stop "$work"' EXIT
 
-declare -A r
+tick=$(getconf CLK_TCK)
+cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# mount_pid FS MNT: the process serving the mount.
+mount_pid() {
+  case $1 in
+    hintfs) "$hintfs" status --json "$2" |
+      /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' ;;
+    s3fs) pgrep -n -f "s3fs bench:/ds $2" ;;
+    rclone) pgrep -n -f "rclone mount .*bench/ds $2" ;;
+  esac
+}
+
+declare -A r cpus
 for ep in direct proxy; do
   if [[ $ep == direct ]]; then p=$port remote=s3p; else p=$pport remote=s3x; fi
   for fs in hintfs s3fs rclone; do
     for t in 1 8; do
       rm -rf "$work/cache"
       mount_fs $fs $p $remote "$work/mnt" "$work/cache" --ram-cache 0
-      drop; r[$ep,$fs,$t,1]=$(run "$work/mnt" $t 1)
+      pid=$(mount_pid $fs "$work/mnt")
+      drop; c0=$(cpu "$pid"); r[$ep,$fs,$t,1]=$(run "$work/mnt" $t 1); c1=$(cpu "$pid")
+      cpus[$ep,$fs,$t]=$(echo "($c1 - $c0) / 2" | bc -l)
       [[ $fs != hintfs ]] || one_get_per_miss "$work/mnt" # the first pass: one GET per miss
       drop; r[$ep,$fs,$t,2]=$(run "$work/mnt" $t 2)
       unmount_fs $fs "$work/mnt"
-      echo "$ep $fs $t readers: ${r[$ep,$fs,$t,1]} then ${r[$ep,$fs,$t,2]} files/s" >&2
+      echo "$ep $fs $t readers: ${r[$ep,$fs,$t,1]} then ${r[$ep,$fs,$t,2]} files/s," \
+        "first pass ${cpus[$ep,$fs,$t]} CPU s per 1,000 misses" >&2
     done
   done
 done
@@ -39,3 +56,10 @@ for ep in direct proxy; do for t in 1 8; do for pass in 1 2; do
   printf '| %s | %s | %s | %.0f | %.0f | %.0f | %.1fx | %.1fx |\n' "$ep" "$t" \
     "$([[ $pass == 1 ]] && echo first || echo second)" "$h" "$s" "$c" "$(ratio "$h" "$s")" "$(ratio "$h" "$c")"
 done; done; done
+echo
+echo "| endpoint | readers | CPU s per 1,000 misses: hintfs | s3fs | rclone |"
+echo "| --- | --- | --- | --- | --- |"
+for ep in direct proxy; do for t in 1 8; do
+  printf '| %s | %s | %.2f | %.2f | %.2f |\n' "$ep" "$t" \
+    "${cpus[$ep,hintfs,$t]}" "${cpus[$ep,s3fs,$t]}" "${cpus[$ep,rclone,$t]}"
+done; done
