@@ -26,7 +26,7 @@ mount_pid() {
   case $1 in
     hintfs) "$hintfs" status --json "$2" |
       /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' ;;
-    s3fs) pgrep -n -f "s3fs bench:/ds $2" ;;
+    s3fs) pgrep -n -x s3fs ;; # it rewrites its own argv (bench:/ds reads "bench /ds")
     rclone) pgrep -n -f "rclone mount .*bench/ds $2" ;;
   esac
 }
