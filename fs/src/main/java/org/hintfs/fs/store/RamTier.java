@@ -28,7 +28,12 @@ final class RamTier implements Tier {
   /** The unit's bytes; a promoted unit leaves the tier as its read takes it (its work is done). */
   @Override
   public byte[] get(Unit u) {
-    long rk = u.ramKey();
+    return take(u.id(), u.block());
+  }
+
+  /** {@link #get} by id and block. */
+  byte[] take(int id, int block) {
+    long rk = Unit.ramKey(id, block);
     byte[] b = ram.getIfPresent(rk);
     if (b != null && promoted.remove(rk)) {
       ram.invalidate(rk);

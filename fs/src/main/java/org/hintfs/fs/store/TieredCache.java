@@ -1,6 +1,7 @@
 package org.hintfs.fs.store;
 
 import java.io.IOException;
+import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.CachePolicy;
@@ -205,25 +206,17 @@ public final class TieredCache implements AutoCloseable {
 
   private byte[] read(int id, int block, boolean recordAccess, boolean promoting, boolean forPeer)
       throws IOException {
-    Unit u = new Unit(catalog, id, block, units.length(id, block), forPeer);
     // A promotion leaves a unit it finds in RAM there; any other read takes a promoted one out.
-    byte[] b = promoting ? ram.peek(id, block) : ram.get(u);
+    // A RAM hit needs nothing else: the unit (its length, path, version) is made on a miss.
+    byte[] b = promoting ? ram.peek(id, block) : ram.take(id, block);
     if (b != null) {
-      stats.ramHits.increment();
-      stats.bytesFromCache.add(b.length);
-      if (recordAccess) {
-        index.served(id, true);
-      }
-      return b;
+      return servedFromCache(stats.ramHits, id, b, recordAccess);
     }
+    Unit u = new Unit(catalog, id, block, units.length(id, block), forPeer);
     if (disk != null) {
       b = disk.get(u);
       if (b != null) {
-        stats.diskHits.increment();
-        stats.bytesFromCache.add(b.length);
-        if (recordAccess) {
-          index.served(id, true);
-        }
+        servedFromCache(stats.diskHits, id, b, recordAccess);
         if (promoting) {
           // Read ahead of a predicted open: held in RAM until that open's read takes it. An
           // ordinary disk hit is not kept: a pass that reads each file once would only make the
@@ -237,6 +230,15 @@ public final class TieredCache implements AutoCloseable {
       index.served(id, false);
     }
     return fetcher.fetch(u.ramKey(), () -> fetchAndOffer(u));
+  }
+
+  private byte[] servedFromCache(LongAdder tierHits, int id, byte[] b, boolean recordAccess) {
+    tierHits.increment();
+    stats.bytesFromCache.add(b.length);
+    if (recordAccess) {
+      index.served(id, true);
+    }
+    return b;
   }
 
   /**

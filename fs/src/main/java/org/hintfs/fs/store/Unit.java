@@ -16,6 +16,8 @@ public final class Unit {
   private String path;
   private String version;
   private CacheKey key;
+  private long versionHash;
+  private boolean versionHashed;
 
   Unit(Catalog catalog, int id, int block, int length, boolean forPeer) {
     this.catalog = catalog;
@@ -63,7 +65,11 @@ public final class Unit {
 
   /** The hash of {@link #version()} every disk entry carries. */
   public long versionHash() {
-    return CacheKey.versionHash(version());
+    if (!versionHashed) {
+      versionHash = CacheKey.versionHash(version());
+      versionHashed = true;
+    }
+    return versionHash;
   }
 
   /** The unit's key on disk. */
