@@ -12,9 +12,13 @@ import java.util.Arrays;
  * two byte pools indexed by id, so a name is {@code names[nameStart[id] .. nameStart[id + 1])}.
  * Looking a path up costs one binary search per component; no object exists per file.
  *
- * <p>Heap per file: {@code parent}, {@code nameStart}, {@code tagStart}, {@code firstChild}, {@code
- * childCount} (4 bytes each), {@code size}, {@code mtime} (8 each) = 36 bytes, plus the name and
- * tag bytes themselves (see {@link #heapBytes()}).
+ * <p>Heap per file: {@code parent}, {@code nameStart}, {@code tagStart}, {@code mtimeSeconds} (4
+ * bytes each), {@code size} (8) and one bit saying file or directory = 24 bytes, plus the name and
+ * tag bytes themselves (see {@link #heapBytes()}). Child ranges are kept for directories only: they
+ * are numbered breadth-first, so the children of the k-th directory (in id order) start where the
+ * (k-1)-th's end, and one int per directory ({@code dirFirstChild}) describes every range.
+ * Modification times are kept to the second (S3 lists them to the second; a local source's
+ * sub-second part is dropped), unsigned, so they reach the year 2106.
  */
 public final class Catalog implements org.hintfs.policy.DirectoryTree {
   /** Id of the root directory. */
@@ -26,12 +30,20 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
   private final int[] tagStart;
   private final byte[] tags;
   private final long[] size;
-  private final long[] mtimeMillis;
-  private final int[] firstChild; // -1 for files
-  private final int[] childCount;
+  private final int[] mtimeSeconds; // unsigned
+  private final long[] isDir; // one bit per entry
+  private final int[] dirIds; // the directories' ids, ascending
+  private final int[] dirFirstChild; // per directory, its first child; then the entry count
   private final int fileCount;
   private final long totalBytes;
 
+  /**
+   * @param dirIds the directories' ids in ascending order (the root first)
+   * @param dirFirstChild for the k-th directory the id of its first child, then (at index {@code
+   *     dirIds.length}) the number of entries: the k-th directory's children are {@code
+   *     dirFirstChild[k] .. dirFirstChild[k + 1]}
+   * @throws IllegalArgumentException if the directory arrays do not describe breadth-first ranges
+   */
   Catalog(
       int[] parent,
       int[] nameStart,
@@ -39,28 +51,51 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       int[] tagStart,
       byte[] tags,
       long[] size,
-      long[] mtimeMillis,
-      int[] firstChild,
-      int[] childCount) {
+      int[] mtimeSeconds,
+      int[] dirIds,
+      int[] dirFirstChild) {
+    int n = parent.length;
+    if (dirIds.length == 0
+        || dirIds[0] != ROOT
+        || dirFirstChild.length != dirIds.length + 1
+        || dirFirstChild[dirIds.length] != n) {
+      throw new IllegalArgumentException("directory ranges do not cover " + n + " entries");
+    }
+    long[] bits = new long[(n + 63) >>> 6];
+    for (int k = 0; k < dirIds.length; k++) {
+      int d = dirIds[k];
+      if (d < 0 || d >= n || (k > 0 && d <= dirIds[k - 1])) {
+        throw new IllegalArgumentException("directory ids out of order at " + k);
+      }
+      if (dirFirstChild[k] < 1 || dirFirstChild[k] > dirFirstChild[k + 1]) {
+        throw new IllegalArgumentException("directory ranges out of order at " + k);
+      }
+      bits[d >>> 6] |= 1L << d;
+    }
     this.parent = parent;
     this.nameStart = nameStart;
     this.names = names;
     this.tagStart = tagStart;
     this.tags = tags;
     this.size = size;
-    this.mtimeMillis = mtimeMillis;
-    this.firstChild = firstChild;
-    this.childCount = childCount;
-    int files = 0;
+    this.mtimeSeconds = mtimeSeconds;
+    this.isDir = bits;
+    this.dirIds = dirIds;
+    this.dirFirstChild = dirFirstChild;
     long bytes = 0;
-    for (int i = 0; i < parent.length; i++) {
-      if (firstChild[i] < 0) {
-        files++;
+    for (int i = 0; i < n; i++) {
+      if (!isDirectory(i)) {
         bytes += size[i];
       }
     }
-    this.fileCount = files;
+    this.fileCount = n - dirIds.length;
     this.totalBytes = bytes;
+  }
+
+  /** Seconds since the epoch as the catalog keeps them: unsigned 32 bits, clamped. */
+  static int toSeconds(long millis) {
+    long s = Math.floorDiv(millis, 1000);
+    return (int) Math.max(0, Math.min(0xFFFF_FFFFL, s));
   }
 
   /** Number of entries, directories and the root included. */
@@ -86,7 +121,7 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
   /** True for directories. */
   @Override
   public boolean isDirectory(int id) {
-    return firstChild[id] >= 0;
+    return (isDir[id >>> 6] & (1L << id)) != 0;
   }
 
   /** File size in bytes (0 for directories). */
@@ -94,9 +129,9 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
     return size[id];
   }
 
-  /** Modification time as listed. */
+  /** Modification time as listed, to the second (the milliseconds are 0). */
   public long mtimeMillis(int id) {
-    return mtimeMillis[id];
+    return Integer.toUnsignedLong(mtimeSeconds[id]) * 1000;
   }
 
   /** The parent's id (the root is its own parent). */
@@ -107,13 +142,17 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
   /** Number of children of a directory. */
   @Override
   public int childCount(int id) {
-    return isDirectory(id) ? childCount[id] : 0;
+    if (!isDirectory(id)) {
+      return 0;
+    }
+    int k = Arrays.binarySearch(dirIds, id);
+    return dirFirstChild[k + 1] - dirFirstChild[k];
   }
 
   /** Id of the {@code i}-th child (in name order) of a directory. */
   @Override
   public int child(int dir, int i) {
-    return firstChild[dir] + i;
+    return dirFirstChild[Arrays.binarySearch(dirIds, dir)] + i;
   }
 
   /** The entry's own name ("" for the root). */
@@ -195,8 +234,9 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       return -1;
     }
     byte[] key = name.getBytes(UTF_8);
-    int lo = firstChild[dir];
-    int hi = lo + childCount[dir] - 1;
+    int k = Arrays.binarySearch(dirIds, dir);
+    int lo = dirFirstChild[k];
+    int hi = dirFirstChild[k + 1] - 1;
     while (lo <= hi) {
       int mid = (lo + hi) >>> 1;
       int c = Arrays.compareUnsigned(names, nameStart[mid], nameStart[mid + 1], key, 0, key.length);
@@ -214,12 +254,18 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
   /** Bytes of heap the arrays hold (array headers ignored). */
   public long heapBytes() {
     long n = parent.length;
-    return n * (4 + 4 + 4 + 4 + 4 + 8 + 8) + 8 + names.length + tags.length;
+    return n * (4 + 4 + 4 + 4 + 8)
+        + 8
+        + 8L * isDir.length
+        + 4L * (dirIds.length + dirFirstChild.length)
+        + names.length
+        + tags.length;
   }
 
   private static final java.nio.charset.Charset UTF_8 = StandardCharsets.UTF_8;
 
-  private static final int FILE_MAGIC = 0x48464331; // "HFC1"
+  /** "HFC2": the layout with directory-only child ranges and mtimes in seconds. */
+  private static final int FILE_MAGIC = 0x48464332;
 
   /**
    * Writes the catalog to {@code file} atomically (a temporary file renamed over it), tagged with
@@ -237,18 +283,23 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       out.writeUTF(source);
       int n = parent.length;
       out.writeInt(n);
+      out.writeInt(dirIds.length);
       out.writeInt(names.length);
       out.writeInt(tags.length);
       for (int i = 0; i < n; i++) {
         out.writeInt(parent[i]);
-        out.writeInt(firstChild[i]);
-        out.writeInt(childCount[i]);
         out.writeLong(size[i]);
-        out.writeLong(mtimeMillis[i]);
+        out.writeInt(mtimeSeconds[i]);
       }
       for (int i = 0; i <= n; i++) {
         out.writeInt(nameStart[i]);
         out.writeInt(tagStart[i]);
+      }
+      for (int k = 0; k < dirIds.length; k++) {
+        out.writeInt(dirIds[k]);
+      }
+      for (int k = 0; k <= dirIds.length; k++) {
+        out.writeInt(dirFirstChild[k]);
       }
       out.write(names);
       out.write(tags);
@@ -274,7 +325,11 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
             new java.util.zip.CheckedInputStream(
                 new java.io.BufferedInputStream(java.nio.file.Files.newInputStream(file), 1 << 16),
                 crc))) {
-      if (in.readInt() != FILE_MAGIC) {
+      int magic = in.readInt();
+      if (magic == FILE_MAGIC - 1) {
+        throw new java.io.IOException("catalog " + file + " was saved by an older hintfs");
+      }
+      if (magic != FILE_MAGIC) {
         throw new java.io.IOException("not a hintfs catalog: " + file);
       }
       String saved = in.readUTF();
@@ -282,28 +337,33 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
         throw new java.io.IOException("catalog " + file + " lists " + saved + ", not " + source);
       }
       int n = in.readInt();
+      int dirs = in.readInt();
       int namesLen = in.readInt();
       int tagsLen = in.readInt();
-      if (n < 1 || namesLen < 0 || tagsLen < 0) {
+      if (n < 1 || dirs < 1 || dirs > n || namesLen < 0 || tagsLen < 0) {
         throw new java.io.IOException("damaged catalog " + file);
       }
       int[] parent = new int[n];
-      int[] firstChild = new int[n];
-      int[] childCount = new int[n];
       long[] size = new long[n];
-      long[] mtime = new long[n];
+      int[] mtime = new int[n];
       int[] nameStart = new int[n + 1];
       int[] tagStart = new int[n + 1];
+      int[] dirIds = new int[dirs];
+      int[] dirFirstChild = new int[dirs + 1];
       for (int i = 0; i < n; i++) {
         parent[i] = in.readInt();
-        firstChild[i] = in.readInt();
-        childCount[i] = in.readInt();
         size[i] = in.readLong();
-        mtime[i] = in.readLong();
+        mtime[i] = in.readInt();
       }
       for (int i = 0; i <= n; i++) {
         nameStart[i] = in.readInt();
         tagStart[i] = in.readInt();
+      }
+      for (int k = 0; k < dirs; k++) {
+        dirIds[k] = in.readInt();
+      }
+      for (int k = 0; k <= dirs; k++) {
+        dirFirstChild[k] = in.readInt();
       }
       byte[] names = in.readNBytes(namesLen);
       byte[] tags = in.readNBytes(tagsLen);
@@ -311,8 +371,12 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       if (names.length != namesLen || tags.length != tagsLen || in.readInt() != expected) {
         throw new java.io.IOException("damaged catalog " + file + " (checksum)");
       }
-      return new Catalog(
-          parent, nameStart, names, tagStart, tags, size, mtime, firstChild, childCount);
+      try {
+        return new Catalog(
+            parent, nameStart, names, tagStart, tags, size, mtime, dirIds, dirFirstChild);
+      } catch (IllegalArgumentException e) {
+        throw new java.io.IOException("damaged catalog " + file + " (" + e.getMessage() + ")", e);
+      }
     } catch (java.io.EOFException e) {
       throw new java.io.IOException("damaged catalog " + file + " (truncated)", e);
     }

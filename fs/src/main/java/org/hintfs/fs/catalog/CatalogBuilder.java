@@ -93,9 +93,10 @@ public final class CatalogBuilder {
     int[] nameStart = new int[total + 1];
     int[] tagStart = new int[total + 1];
     long[] size = new long[total];
-    long[] mtime = new long[total];
-    int[] firstChild = new int[total];
-    int[] childCount = new int[total];
+    int[] mtime = new int[total];
+    int[] dirIds = new int[dirs.size()];
+    int[] dirFirstChild = new int[dirs.size() + 1];
+    int dirsLaid = 0;
     byte[] names = new byte[namePoolLen + dirNameBytes()];
     byte[] tags = new byte[tagPoolLen];
     int namesLen = 0;
@@ -107,8 +108,7 @@ public final class CatalogBuilder {
     queue.add(root);
     dirId.put(root, 0);
     parent[0] = 0;
-    firstChild[0] = 1;
-    mtime[0] = root.mtime;
+    mtime[0] = Catalog.toSeconds(root.mtime);
     nameStart[0] = 0;
     tagStart[0] = 0;
     nameStart[1] = 0;
@@ -118,24 +118,22 @@ public final class CatalogBuilder {
       Dir d = queue.poll();
       int id = dirId.get(d);
       List<Object> kids = sortedChildren(d);
-      firstChild[id] = next;
-      childCount[id] = kids.size();
+      dirIds[dirsLaid] = id; // dequeued in id order: ranges follow one another
+      dirFirstChild[dirsLaid++] = next;
       for (Object k : kids) {
         int cid = next++;
         parent[cid] = id;
         byte[] name;
         if (k instanceof Dir sub) {
           name = sub.name;
-          firstChild[cid] = 0; // set for real when dequeued; >= 0 marks a directory
-          mtime[cid] = sub.mtime;
+          mtime[cid] = Catalog.toSeconds(sub.mtime);
           dirId.put(sub, cid);
           queue.add(sub);
         } else {
           int f = (Integer) k;
           name = null;
-          firstChild[cid] = -1;
           size[cid] = fSize[f];
-          mtime[cid] = fMtime[f];
+          mtime[cid] = Catalog.toSeconds(fMtime[f]);
           System.arraycopy(tagPool, fTagStart[f], tags, tagsLen, fTagLen[f]);
           tagsLen += fTagLen[f];
         }
@@ -151,6 +149,14 @@ public final class CatalogBuilder {
         tagStart[cid + 1] = tagsLen;
       }
     }
+    dirFirstChild[dirsLaid] = next;
+    if (next < total) { // a path listed twice: its earlier entries took no id
+      parent = Arrays.copyOf(parent, next);
+      nameStart = Arrays.copyOf(nameStart, next + 1);
+      tagStart = Arrays.copyOf(tagStart, next + 1);
+      size = Arrays.copyOf(size, next);
+      mtime = Arrays.copyOf(mtime, next);
+    }
     return new Catalog(
         parent,
         nameStart,
@@ -159,8 +165,8 @@ public final class CatalogBuilder {
         Arrays.copyOf(tags, tagsLen),
         size,
         mtime,
-        firstChild,
-        childCount);
+        dirIds,
+        dirFirstChild);
   }
 
   /**

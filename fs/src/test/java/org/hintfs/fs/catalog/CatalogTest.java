@@ -74,16 +74,19 @@ class CatalogTest {
     assertThat(c.childCount(c.lookup("x"))).isEqualTo(1);
     assertThat(c.isDirectory(c.lookup("y"))).isTrue();
     assertThat(c.lookup("y/z")).isPositive();
+    // the earlier "x/a" and the file "y" take no entry: root, x, y, x/a, y/z
+    assertThat(c.entryCount()).isEqualTo(5);
+    assertThat(c.directoryCount()).isEqualTo(3);
   }
 
   @Test
   void emptyDirectoriesAppear() {
     CatalogBuilder b = new CatalogBuilder();
-    b.add(SourceObject.dir("empty/inner", 7));
+    b.add(SourceObject.dir("empty/inner", 7_999));
     Catalog c = b.build();
     assertThat(c.isDirectory(c.lookup("empty/inner"))).isTrue();
     assertThat(c.childCount(c.lookup("empty/inner"))).isZero();
-    assertThat(c.mtimeMillis(c.lookup("empty/inner"))).isEqualTo(7);
+    assertThat(c.mtimeMillis(c.lookup("empty/inner"))).isEqualTo(7_000); // to the second
   }
 
   @Property(tries = 50)
@@ -112,7 +115,9 @@ class CatalogTest {
   @Test
   void heapPerFileStaysSmall() {
     // 1,000 classes of 1,000 ImageNet-like names ("n01440764_10026.JPEG", 20 bytes) with a
-    // 20-byte version tag: 36 bytes of arrays + 20 + 20 = ~76 bytes per file.
+    // 20-byte version tag: 24 bytes of arrays (4 each for parent, name start, tag start and mtime,
+    // 8 for the size) + a bit for file or directory + 20 + 20 = ~64 bytes per file (the layout with
+    // child ranges and millisecond times on every entry took 76).
     CatalogBuilder b = new CatalogBuilder();
     for (int k = 0; k < 1000; k++) {
       for (int i = 0; i < 1000; i++) {
@@ -124,7 +129,7 @@ class CatalogTest {
     }
     Catalog c = b.build();
     double perFile = (double) c.heapBytes() / c.fileCount();
-    assertThat(perFile).isBetween(70.0, 80.0);
+    assertThat(perFile).isBetween(64.0, 64.3);
   }
 
   @Test
@@ -140,7 +145,10 @@ class CatalogTest {
       assertThat(l.size(i)).isEqualTo(c.size(i));
       assertThat(l.versionTag(i)).isEqualTo(c.versionTag(i));
       assertThat(l.isDirectory(i)).isEqualTo(c.isDirectory(i));
+      assertThat(l.childCount(i)).isEqualTo(c.childCount(i));
+      assertThat(l.mtimeMillis(i)).isEqualTo(c.mtimeMillis(i));
     }
+    assertThat(l.fingerprint()).isEqualTo(c.fingerprint());
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> Catalog.load(f, "dir:/y"))
         .hasMessageContaining("lists dir:/x");
     byte[] b = java.nio.file.Files.readAllBytes(f);
@@ -148,5 +156,22 @@ class CatalogTest {
     java.nio.file.Files.write(f, b);
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> Catalog.load(f, "dir:/x"))
         .hasMessageContaining("damaged");
+    java.nio.file.Files.write(f, new byte[] {'H', 'F', 'C', '1', 0, 0}); // the layout before
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Catalog.load(f, "dir:/x"))
+        .hasMessageContaining("saved by an older hintfs");
+  }
+
+  @Test
+  void timesAreKeptToTheSecond_unsigned_andClamped() {
+    CatalogBuilder b = new CatalogBuilder();
+    b.add(SourceObject.file("a", 1, "t", 1_700_000_000_999L));
+    b.add(SourceObject.file("b", 1, "t", 4_000_000_000_000L)); // 2096: past a signed int
+    b.add(SourceObject.file("c", 1, "t", -5_000L));
+    b.add(SourceObject.file("d", 1, "t", Long.MAX_VALUE));
+    Catalog c = b.build();
+    assertThat(c.mtimeMillis(c.lookup("a"))).isEqualTo(1_700_000_000_000L);
+    assertThat(c.mtimeMillis(c.lookup("b"))).isEqualTo(4_000_000_000_000L);
+    assertThat(c.mtimeMillis(c.lookup("c"))).isZero();
+    assertThat(c.mtimeMillis(c.lookup("d"))).isEqualTo(0xFFFF_FFFFL * 1000);
   }
 }
