@@ -5,6 +5,7 @@
 # and a third pass (the same daemon: JIT warm, pages cold). Both on the same JVM, no AOT cache
 # (the code is compared, not its start). SETTLE=S: seconds between the mount and the cold pass (a
 # trainer's own start: Python, torch, the model), default 0. Median of REPS rounds; after/before.
+# BEFORE_OPTS / AFTER_OPTS: each side's HINTFS_JAVA_OPTS (the same jar twice compares JVM flags).
 # Usage: BEFORE=old.jar AFTER=new.jar tests/bench/ab-bench.sh [WORKDIR]   (root)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -19,9 +20,10 @@ mkdir -p "$work/mnt"
 unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
 declare -A jar=([before]=${BEFORE:?BEFORE=jar} [after]=${AFTER:?AFTER=jar})
+declare -A jopts=([before]=${BEFORE_OPTS:-} [after]=${AFTER_OPTS:-})
 for b in before after; do
   if [[ ! -d $work/cache-$b ]]; then
-    HINTFS_JAR=${jar[$b]} "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache-$b" >/dev/null
+    HINTFS_JAR=${jar[$b]} HINTFS_JAVA_OPTS=${jopts[$b]} "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache-$b" >/dev/null
     run "$work/mnt" 8 0 >/dev/null
     HINTFS_JAR=${jar[$b]} "$hintfs" unmount "$work/mnt"
   fi
@@ -29,7 +31,7 @@ done
 declare -A res
 for ((r = 0; r < reps; r++)); do
   for b in before after; do
-    HINTFS_JAR=${jar[$b]} "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache-$b" >/dev/null
+    HINTFS_JAR=${jar[$b]} HINTFS_JAVA_OPTS=${jopts[$b]} "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache-$b" >/dev/null
     sleep "$settle"
     drop; res[$b,cold]+="$(run "$work/mnt" "$threads" $((r + 1))) "
     res[$b,warm]+="$(run "$work/mnt" "$threads" $((r + 101))) "

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Issue 26: where a fresh daemon's first pass over S3 spends its CPU, by thread, under JVM flags.
+# S3Proxy on loopback (warmed first: every object read three times with rclone), the 2,000-file
+# dataset; for each variant a fresh hintfs mount with an empty cache (RAM tier off; disk tier off
+# too with NODISK=1, so that later passes are misses again), PASSES passes of 8 readers (page cache
+# dropped before each), then rclone's first pass twice for reference. For every pass: files/s and
+# the CPU seconds of each thread group (utime + stime from /proc/PID/task; the compiler threads
+# are C1_CompilerThre and C2_CompilerThre) and of the whole process, per 1,000 files. One GET per
+# miss is checked after each variant.
+# VARIANTS: ';'-separated AOT|HINTFS_JAVA_OPTS (AOT 1: the AOT cache built for those options first).
+# Usage: [VARIANTS=...] [PASSES=1] [NODISK=1] tests/bench/jit-bench.sh [WORKDIR]   (root)
+set -euo pipefail
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+work=${1:-/tmp/hintfs-jit-bench}
+passes=${PASSES:-1}
+IFS=';' read -r -a variants <<<"${VARIANTS:-1|;1|-XX:TieredStopAtLevel=1}"
+make_dataset "$work/src"
+compile_reader "$work"
+mkdir -p "$work/mnt"
+s3_start "$work"
+trap 's3_stop "$work"' EXIT
+for _ in 1 2 3; do
+  rm -rf "$work/warm" && rclone copy --transfers 8 s3p:bench/ds "$work/warm" 2>/dev/null
+done
+rm -rf "$work/warm"
+tick=$(getconf CLK_TCK)
+nodisk=()
+[[ -z ${NODISK:-} ]] || nodisk=(--no-disk-cache)
+
+# cpu_by_thread PID: "name ticks" per thread group (digits stripped from names), then PROCESS.
+cpu_by_thread() {
+  /usr/bin/python3 - "$1" <<'PY'
+import collections, os, re, sys
+pid, ticks = sys.argv[1], collections.Counter()
+def fields(path):
+    s = open(path).read()
+    return s[s.index('(') + 1:s.rindex(')')], s[s.rindex(')') + 2:].split()
+for t in os.listdir('/proc/%s/task' % pid):
+    try:
+        name, f = fields('/proc/%s/task/%s/stat' % (pid, t))
+    except OSError:
+        continue  # a thread that ended meanwhile (its time stays in the process's)
+    ticks[re.sub(r'[-#]?[0-9]+$', '', name).strip().replace(' ', '_')] += int(f[11]) + int(f[12])
+name, f = fields('/proc/%s/stat' % pid)
+ticks['PROCESS'] = int(f[11]) + int(f[12])
+for k, v in sorted(ticks.items()):
+    print(k, v)
+PY
+}
+# pass_report LABEL PID: runs one 8-reader pass and prints its rate and CPU per 1,000 files.
+pass_report() {
+  local before after rate
+  before=$(cpu_by_thread "$2")
+  drop
+  rate=$(run "$work/mnt" 8 "$3")
+  after=$(cpu_by_thread "$2")
+  join -a2 -e0 -o 0,1.2,2.2 <(echo "$before") <(echo "$after") | awk -v t="$tick" -v l="$1" -v r="$rate" '
+    { d = ($3 - $2) / t / 2; if ($1 == "PROCESS") tot = d; else if (d >= 0.02) s = s sprintf(" %s %.2f", $1, d) }
+    END { printf "%s: %.0f files/s, %.2f CPU s per 1,000 files (%s)\n", l, r, tot, substr(s, 2) }'
+}
+for v in "${variants[@]}"; do
+  aot=${v%%|*} opts=${v#*|}
+  export HINTFS_AOT=$aot
+  [[ $aot != 1 ]] || HINTFS_JAVA_OPTS="$opts" "$hintfs" aot-cache >&2
+  rm -rf "$work/cache"
+  HINTFS_JAVA_OPTS="$opts" mount_fs hintfs "$port" s3p "$work/mnt" "$work/cache" --ram-cache 0 \
+    ${nodisk[@]+"${nodisk[@]}"}
+  pid=$("$hintfs" status --json "$work/mnt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+  for pass in $(seq "$passes"); do
+    pass_report "hintfs aot=$aot [${opts}] pass $pass" "$pid" "$pass"
+  done
+  one_get_per_miss "$work/mnt"
+  "$hintfs" unmount "$work/mnt"
+done
+for i in 1 2; do
+  rm -rf "$work/cache"
+  mount_fs rclone "$port" s3p "$work/mnt" "$work/cache"
+  pass_report "rclone pass 1 (mount $i)" "$(pgrep -n -f "rclone mount .*bench/ds $work/mnt")" 1
+  umount "$work/mnt"
+done
