@@ -7,8 +7,12 @@
 # the CPU seconds of each thread group (utime + stime from /proc/PID/task; the compiler threads
 # are C1_CompilerThre and C2_CompilerThre) and of the whole process, per 1,000 files. One GET per
 # miss is checked after each variant.
-# VARIANTS: ';'-separated AOT|HINTFS_JAVA_OPTS (AOT 1: the AOT cache built for those options first).
-# Usage: [VARIANTS=...] [PASSES=1] [NODISK=1] tests/bench/jit-bench.sh [WORKDIR]   (root)
+# VARIANTS: ';'-separated AOT|HINTFS_JAVA_OPTS[|MOUNT ARGS] (AOT 1: the AOT cache built for those
+# options first; e.g. '1||--no-warm-up'). SETTLE=S: seconds between each mount and its first pass
+# (a trainer's own start), for rclone too; default 0. IMPORT_TORCH=1: instead, between the mount
+# and the pass, `import torch, torchvision` in /usr/bin/python3 (a trainer's start that needs the
+# CPU too), timed: its seconds are printed with the pass.
+# Usage: [VARIANTS=...] [PASSES=1] [NODISK=1] [SETTLE=S] tests/bench/jit-bench.sh [WORKDIR]   (root)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-jit-bench}
@@ -58,16 +62,29 @@ pass_report() {
     { d = ($3 - $2) / t / 2; if ($1 == "PROCESS") tot = d; else if (d >= 0.02) s = s sprintf(" %s %.2f", $1, d) }
     END { printf "%s: %.0f files/s, %.2f CPU s per 1,000 files (%s)\n", l, r, tot, substr(s, 2) }'
 }
+# trainer_start: what happens between a mount and its first reader (SETTLE, IMPORT_TORCH).
+trainer_start() {
+  if [[ -n ${IMPORT_TORCH:-} ]]; then
+    local t0=$EPOCHREALTIME
+    /usr/bin/python3 -c 'import torch, torchvision'
+    echo "import torch, torchvision: $(echo "$EPOCHREALTIME - $t0" | bc) s"
+  else
+    sleep "${SETTLE:-0}"
+  fi
+}
 for v in "${variants[@]}"; do
-  aot=${v%%|*} opts=${v#*|}
+  IFS='|' read -r aot opts margs <<<"$v"
+  # shellcheck disable=SC2206 # the mount arguments are split on purpose
+  margs=(${margs:-})
   export HINTFS_AOT=$aot
   [[ $aot != 1 ]] || HINTFS_JAVA_OPTS="$opts" "$hintfs" aot-cache >&2
   rm -rf "$work/cache"
   HINTFS_JAVA_OPTS="$opts" mount_fs hintfs "$port" s3p "$work/mnt" "$work/cache" --ram-cache 0 \
-    ${nodisk[@]+"${nodisk[@]}"}
+    ${nodisk[@]+"${nodisk[@]}"} ${margs[@]+"${margs[@]}"}
+  trainer_start
   pid=$("$hintfs" status --json "$work/mnt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
   for pass in $(seq "$passes"); do
-    pass_report "hintfs aot=$aot [${opts}] pass $pass" "$pid" "$pass"
+    pass_report "hintfs aot=$aot [${opts}] ${margs[*]} pass $pass" "$pid" "$pass"
   done
   one_get_per_miss "$work/mnt"
   "$hintfs" unmount "$work/mnt"
@@ -75,6 +92,7 @@ done
 for i in 1 2; do
   rm -rf "$work/cache"
   mount_fs rclone "$port" s3p "$work/mnt" "$work/cache"
+  trainer_start
   pass_report "rclone pass 1 (mount $i)" "$(pgrep -n -f "rclone mount .*bench/ds $work/mnt")" 1
   umount "$work/mnt"
 done

@@ -12,6 +12,9 @@
 # S3Proxy is a JVM too: before the first mount, every object is read three times (rclone copy),
 # so that no filesystem pays for the server's own warm-up. hintfs runs as setup.sh leaves it: with
 # the AOT cache (`hintfs aot-cache`, built here; HINTFS_AOT=0 runs without one).
+# Between each mount and its first pass, a trainer's start: `import torch, torchvision` in
+# /usr/bin/python3 (1.5-3 s of CPU here), the same for every filesystem (hintfs warms its miss path
+# meanwhile; NO_TRAINER_START=1 leaves it out).
 # Usage: tests/bench/s3-bench.sh [WORKDIR] (root; after mvn package; needs s3fs and rclone)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -47,6 +50,7 @@ for ep in direct proxy; do
       rm -rf "$work/cache"
       mount_fs $fs $p $remote "$work/mnt" "$work/cache" --ram-cache 0
       pid=$(mount_pid $fs "$work/mnt")
+      [[ -n ${NO_TRAINER_START:-} ]] || /usr/bin/python3 -c 'import torch, torchvision'
       drop; c0=$(cpu "$pid"); r[$ep,$fs,$t,1]=$(run "$work/mnt" $t 1); c1=$(cpu "$pid")
       cpus[$ep,$fs,$t]=$(echo "($c1 - $c0) / 2" | bc -l)
       [[ $fs != hintfs ]] || one_get_per_miss "$work/mnt" # the first pass: one GET per miss

@@ -85,8 +85,13 @@ final class ForegroundMount {
     String[] opts = fuseArgs(config, src.describe());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
     try {
-      org.hintfs.fs.serve.WarmUp.start(
-          fs, mp, () -> Mounts.typeAt(mp).filter("fuse.hintfs"::equals).isPresent());
+      if (!c.noWarmUp) {
+        org.hintfs.fs.serve.WarmUp.start(
+            fs, mp, () -> Mounts.typeAt(mp).filter("fuse.hintfs"::equals).isPresent());
+        if (src instanceof org.hintfs.backing.s3.S3Source) {
+          MissWarmUp.start(fs, c.s3Options());
+        }
+      }
       fuse.serve(mp, opts, c.fuseThreads);
     } catch (IllegalStateException e) {
       throw new UserError("mount at " + mp + " failed: " + e.getMessage() + " (see above)");

@@ -126,6 +126,13 @@ final class MountCommand implements Callable<Integer> {
   boolean noDetectOrder;
 
   @Option(
+      names = "--no-warm-up",
+      description =
+          "start without warming up: no reads of cached files through the mount and no GETs"
+              + " against an in-process S3 before the first reader")
+  boolean noWarmUp;
+
+  @Option(
       names = "--source-latency-ms",
       hidden = true,
       defaultValue = "0",
@@ -441,7 +448,7 @@ final class MountCommand implements Callable<Integer> {
     return new Object[] {host, port};
   }
 
-  private S3Options s3Options() {
+  S3Options s3Options() {
     return new S3Options(
         endpoint,
         region,
