@@ -23,10 +23,7 @@ compile_reader "$work"
 mkdir -p "$work/mnt"
 s3_start "$work"
 trap 's3_stop "$work"' EXIT
-for _ in 1 2 3; do
-  rm -rf "$work/warm" && rclone copy --transfers 8 s3p:bench/ds "$work/warm" 2>/dev/null
-done
-rm -rf "$work/warm"
+s3_warm "$work"
 tick=$(getconf CLK_TCK)
 nodisk=()
 [[ -z ${NODISK:-} ]] || nodisk=(--no-disk-cache)

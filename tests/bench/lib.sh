@@ -62,6 +62,15 @@ s3_start() {
   echo "$key:$secret" >"$1/s3fs.passwd" && chmod 600 "$1/s3fs.passwd"
 }
 
+# s3_warm WORK: every object read three times through S3Proxy (rclone copy), so that no
+# filesystem measured afterwards pays for the server's own JIT warm-up.
+s3_warm() {
+  for _ in 1 2 3; do
+    rm -rf "$1/warm" && rclone copy --transfers 8 s3p:bench/ds "$1/warm" 2>/dev/null
+  done
+  rm -rf "$1/warm"
+}
+
 s3_stop() {
   if grep -q " $1/mnt " /proc/self/mountinfo; then umount "$1/mnt" || umount -l "$1/mnt"; fi
   kill "$s3pid" "$PROXY_PID" 2>/dev/null || true

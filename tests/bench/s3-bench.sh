@@ -24,10 +24,7 @@ compile_reader "$work"
 mkdir -p "$work/mnt"
 s3_start "$work"
 trap 's3_stop "$work"' EXIT
-for _ in 1 2 3; do
-  rm -rf "$work/warm" && rclone copy --transfers 8 s3p:bench/ds "$work/warm" 2>/dev/null
-done
-rm -rf "$work/warm"
+s3_warm "$work"
 if [[ ${HINTFS_AOT:-1} != 0 ]]; then "$hintfs" aot-cache >&2; fi
 
 tick=$(getconf CLK_TCK)
