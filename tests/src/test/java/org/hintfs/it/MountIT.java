@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -103,9 +105,10 @@ class MountIT {
       if (ma.isRegularFile()) {
         assertThat(ma.size()).as(rel).isEqualTo(sa.size());
         assertThat(PosixFilePermissions.toString(ma.permissions())).as(rel).isEqualTo("r--r--r--");
+        // Times are kept to the second (docs/SEMANTICS.md).
         assertThat(ma.lastModifiedTime().toMillis())
             .as(rel)
-            .isEqualTo(sa.lastModifiedTime().toMillis());
+            .isEqualTo(sa.lastModifiedTime().to(java.util.concurrent.TimeUnit.SECONDS) * 1000);
         assertThat(Arrays.equals(Files.readAllBytes(mp), Files.readAllBytes(sp))).as(rel).isTrue();
       } else {
         assertThat(PosixFilePermissions.toString(ma.permissions())).as(rel).isEqualTo("r-xr-xr-x");
@@ -198,6 +201,35 @@ class MountIT {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  @Order(4)
+  void directReadsThatSpanTwoCacheBlocks_getEveryByte() throws Exception {
+    // Files over 8 MiB are cached in 4 MiB blocks. O_DIRECT reads reach hintfs at the reader's
+    // offsets (page-cache reads may never straddle a block): one read, two blocks, every byte.
+    byte[] want = Files.readAllBytes(src.resolve("big.bin"));
+    int block = 4 << 20;
+    ByteBuffer buf = ByteBuffer.allocateDirect(256 << 10).alignedSlice(64 << 10);
+    try (FileChannel ch =
+        FileChannel.open(
+            mnt.resolve("big.bin"),
+            StandardOpenOption.READ,
+            com.sun.nio.file.ExtendedOpenOption.DIRECT)) {
+      for (int b = 1; b * block < want.length; b++) {
+        for (int before : new int[] {4096, 65536, 126976}) {
+          long off = (long) b * block - before;
+          buf.clear().limit(128 << 10);
+          int n = ch.read(buf, off);
+          assertThat(n).as("offset %d", off).isEqualTo(128 << 10);
+          byte[] got = new byte[n];
+          buf.flip().get(got);
+          assertThat(Arrays.equals(got, 0, n, want, (int) off, (int) off + n))
+              .as("a read at %d, %d bytes before block %d", off, before, b)
+              .isTrue();
+        }
+      }
     }
   }
 

@@ -159,7 +159,16 @@ public final class HintFuse extends FuseStubFS {
   public int read(
       String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
     try {
-      return fs.read(fi.fh.get(), offset, (int) size, (src, off, len) -> buf.put(0, src, off, len));
+      // A read that spans two cache blocks arrives in two pieces: each goes after the last.
+      long[] at = {0};
+      return fs.read(
+          fi.fh.get(),
+          offset,
+          (int) size,
+          (src, off, len) -> {
+            buf.put(at[0], src, off, len);
+            at[0] += len;
+          });
     } catch (Throwable t) {
       return fail("read", path, t);
     }

@@ -456,7 +456,10 @@ public final class HintFs {
   /** Receives bytes read. */
   @FunctionalInterface
   public interface ByteSink {
-    /** Copies {@code len} bytes of {@code src} from {@code off}. */
+    /**
+     * Copies {@code len} bytes of {@code src} from {@code off}, after those of the previous call
+     * for the same read (a read that spans cache blocks is delivered in one call per block).
+     */
     void put(byte[] src, int off, int len);
   }
 }
