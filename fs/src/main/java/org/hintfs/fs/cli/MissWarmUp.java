@@ -100,12 +100,20 @@ final class MissWarmUp {
     long t0 = System.nanoTime();
     long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(BUDGET_MILLIS);
     Path dir = Files.createTempDirectory("hintfs-miss-warm-up");
+    // An unmount during the warm-up ends the JVM before the finally below: removed at exit then
+    // (in the reverse order of these registrations: files, class directories, the directory).
+    dir.toFile().deleteOnExit();
     try {
       Random rnd = new Random(size);
       byte[] body = new byte[size];
+      for (int c = 0; c < 4; c++) {
+        Files.createDirectory(dir.resolve("c" + c)).toFile().deleteOnExit();
+      }
       for (int i = 0; i < OBJECTS; i++) {
         rnd.nextBytes(body);
-        Files.write(Files.createDirectories(dir.resolve("c" + (i % 4))).resolve(i + ".jpg"), body);
+        Path f = dir.resolve("c" + (i % 4)).resolve(i + ".jpg");
+        f.toFile().deleteOnExit();
+        Files.write(f, body);
       }
       try (TrainingS3 s3 = new TrainingS3("warm-up", "ds/", dir);
           S3Source src =
