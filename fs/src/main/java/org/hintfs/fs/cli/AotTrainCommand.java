@@ -161,7 +161,8 @@ final class AotTrainCommand implements Callable<Integer> {
     }
   }
 
-  private static void deleteTree(Path dir) throws IOException {
+  /** Removes {@code dir} and everything under it, if it exists. */
+  static void deleteTree(Path dir) throws IOException {
     if (!Files.exists(dir)) {
       return;
     }

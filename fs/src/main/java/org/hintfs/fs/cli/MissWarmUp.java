@@ -6,13 +6,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 import org.hintfs.backing.SourceObject;
 import org.hintfs.backing.s3.S3Options;
@@ -67,7 +66,11 @@ final class MissWarmUp {
         new Thread(
             () -> {
               try {
-                Result r = run(size, options.maxConnections(), () -> readerOpens(fs) != 0);
+                Result r =
+                    run(
+                        size,
+                        options.maxConnections(),
+                        () -> org.hintfs.fs.serve.WarmUp.sampleOpens(fs) != 0);
                 log.info(
                     "miss warm-up: {} GETs of {} B from an in-process S3 in {} ms ({})",
                     r.gets(),
@@ -83,11 +86,6 @@ final class MissWarmUp {
     t.setPriority(Thread.MIN_PRIORITY);
     t.start();
     return t;
-  }
-
-  /** Opens of samples by readers so far. */
-  private static long readerOpens(HintFs fs) {
-    return fs.cache().stats().openHits.sum() + fs.cache().stats().openMisses.sum();
   }
 
   /**
@@ -138,7 +136,7 @@ final class MissWarmUp {
           return new Result(0, millisSince(t0), "nothing listed");
         }
         AtomicInteger gets = new AtomicInteger();
-        String[] stopped = {"all made"};
+        AtomicReference<String> stopped = new AtomicReference<>();
         List<Thread> readers = new ArrayList<>();
         for (int k = 0; k < THREADS; k++) {
           int first = k;
@@ -148,11 +146,11 @@ final class MissWarmUp {
                     CRC32C crc = new CRC32C();
                     for (int i = first; ; i += THREADS) {
                       if (readerCame.getAsBoolean()) {
-                        stopped[0] = "a reader came";
+                        stopped.compareAndSet(null, "a reader came");
                         return;
                       }
                       if (System.nanoTime() > deadline) {
-                        stopped[0] = "out of time";
+                        stopped.compareAndSet(null, "out of time");
                         return;
                       }
                       if (gets.incrementAndGet() > GETS) {
@@ -163,7 +161,7 @@ final class MissWarmUp {
                       try {
                         src.read(o.path(), o.versionTag(), 0, ByteBuffer.wrap(b));
                       } catch (IOException e) {
-                        stopped[0] = "a GET failed: " + e.getMessage();
+                        stopped.compareAndSet(null, "a GET failed: " + e.getMessage());
                         return;
                       }
                       crc.reset();
@@ -179,14 +177,13 @@ final class MissWarmUp {
         for (Thread r : readers) {
           r.join();
         }
-        return new Result(Math.min(gets.get(), GETS), millisSince(t0), stopped[0]);
+        return new Result(
+            Math.min(gets.get(), GETS),
+            millisSince(t0),
+            stopped.get() == null ? "all made" : stopped.get());
       }
     } finally {
-      try (Stream<Path> s = Files.walk(dir)) {
-        for (Path p : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
-          Files.deleteIfExists(p);
-        }
-      }
+      AotTrainCommand.deleteTree(dir);
     }
   }
 

@@ -112,7 +112,7 @@ public final class WarmUp {
   }
 
   /** Opens of samples by readers so far (the control and stats files do not stop the warm-up). */
-  private static long sampleOpens(HintFs fs) {
+  public static long sampleOpens(HintFs fs) {
     return fs.cache().stats().openHits.sum() + fs.cache().stats().openMisses.sum();
   }
 
