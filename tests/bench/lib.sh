@@ -26,7 +26,15 @@ compile_reader() {
 # run DIR THREADS SEED: files/s of one pass over DIR.
 run() { java -cp "$reader_cp" ReadBench "$1" "$2" "$3" | cut -d' ' -f1; }
 
-drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# drop: the page cache dropped, and every process's LMDB map (a hintfs daemon's) paged out:
+# drop_caches leaves the pages a running process has mapped, so without this a daemon's "cold" pass
+# read its cache from memory (BENCHMARKS.md numbers before 2026-11-25 were taken so).
+drop() {
+  /usr/bin/python3 "$root/tests/bench/pageout.py" data.mdb >/dev/null ||
+    echo "lib.sh: an LMDB map could not be paged out: this pass is not cold" >&2
+  sync
+  echo 3 >/proc/sys/vm/drop_caches
+}
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
