@@ -116,8 +116,11 @@ public final class OrderDetector {
     int[] rankCount = new int[o.maxWorld()];
     int[] rankSpan = new int[o.maxWorld()];
     int bestSpan = Integer.MAX_VALUE;
+    // Past n the padded order repeats its start, and only a sample's first position is matched:
+    // a prefix longer than n adds nothing (on a 2,000-file dataset it was 97% of the search).
+    int drawn = Math.min(prefixLength, n);
     for (long g : gs) {
-      int[] prefix = distributedPrefix(n, g, prefixLength);
+      int[] prefix = distributedPrefix(n, g, drawn);
       for (int q = prefix.length - 1; q >= 0; q--) {
         firstPos[prefix[q]] = q;
       }

@@ -83,6 +83,43 @@ class OrderDetectorTest {
   }
 
   @Test
+  void aPrefixPastN_addsNoFirstPosition() {
+    // detect draws at most n positions of the padded order: what it matches, each sample's first
+    // position, is the same as in the whole prefix the options reach (65,536 positions).
+    int m = OPTIONS.reach() * OPTIONS.maxWorld();
+    for (int n : new int[] {1, 7, 200, 2000, 3200}) {
+      for (long g : new long[] {0, 42, 2024}) {
+        int[] whole = OrderDetector.distributedPrefix(n, g, m);
+        int[] drawn = OrderDetector.distributedPrefix(n, g, Math.min(m, n));
+        assertThat(firstPositions(whole, n))
+            .as("n %d g %d", n, g)
+            .isEqualTo(firstPositions(drawn, n));
+      }
+    }
+  }
+
+  private static int[] firstPositions(int[] prefix, int n) {
+    int[] first = new int[n];
+    Arrays.fill(first, -1);
+    for (int q = prefix.length - 1; q >= 0; q--) {
+      first[prefix[q]] = q;
+    }
+    return first;
+  }
+
+  @Test
+  void aDistributedSamplerWithPadding_onADatasetSmallerThanTheReach_isRecognised() {
+    // n = 1,000 over world 24: 1,008 positions, the last 8 the order's start again.
+    int n = 1000;
+    int[] order = TorchSamplers.distributed(n, 24, 5, true, 7, 2, false);
+    OrderDetector.Match m = OrderDetector.detect(n, firstOpens(order, 40, 1, 8, 1), OPTIONS);
+    assertThat(m).isNotNull();
+    assertThat(m.generatorSeed()).isEqualTo(9);
+    assertThat(m.world()).isEqualTo(24);
+    assertThat(m.rank()).isEqualTo(5);
+  }
+
+  @Test
   void recognisesASeededDataLoaderShuffle() {
     int n = 5000;
     int[] order = TorchSamplers.dataLoaderShuffle(n, 2024, 1, false)[0];
