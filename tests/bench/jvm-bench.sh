@@ -6,6 +6,10 @@
 # warm daemon: JIT done, page cache cold).
 #   start to first byte: from `hintfs mount` to the first file read whole through the mount
 #   fresh: files/s of the new daemon's first pass; warm: of its second
+# Between the first byte and the fresh pass, a trainer's start: `import torch, torchvision` in
+# /usr/bin/python3 (the daemon's warm-up runs meanwhile; NO_TRAINER_START=1 leaves it out), then
+# the page cache is dropped again with the daemon's LMDB map paged out (lib.sh's drop): both
+# passes read the cache from the disk, as ext4's does.
 # Rows: Java 17 and Java 25, each without and with the cache `hintfs aot-cache` built (25: the AOT
 # cache, JEP 483/514/515; 17: an AppCDS archive).
 # Usage: tests/bench/jvm-bench.sh [WORKDIR] (root: it writes /proc/sys/vm/drop_caches)
@@ -39,6 +43,8 @@ pass() {
   HINTFS_AOT=$2 JAVA=$1/bin/java "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" >/dev/null
   cat "$work/mnt/$first" >/dev/null
   t1=$(date +%s%N)
+  [[ -n ${NO_TRAINER_START:-} ]] || /usr/bin/python3 -c 'import torch, torchvision'
+  drop
   fresh=$(run "$work/mnt" "$threads" 7)
   drop
   warm=$(run "$work/mnt" "$threads" 8)
@@ -72,3 +78,4 @@ for n in "${names[@]}"; do
     "$(ratio "$w" "$s")"
 done
 echo "ext4 (the source directory, page cache dropped): $(printf '%.0f' "$s") files/s, $threads threads, median of $reps"
+[[ -n ${NO_TRAINER_START:-} ]] || echo "(import torch, torchvision between each mount's first byte and its fresh pass)"
