@@ -105,8 +105,7 @@ class CacheIT {
     assertThat(r.rc()).as(r.out()).isZero();
     Path log = tmp.resolve("daemon.log");
     mount("--log-file", log.toString());
-    // Before any reader: the 120 whole files cached, round and round (the shard is cached in
-    // blocks: not warmed); on a slow machine the 3 s budget may end it first.
+    // Before any reader: the 120 whole files cached (the shard is cached in blocks: not warmed).
     String line = null;
     long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
     while (line == null && System.nanoTime() < deadline) {
@@ -121,10 +120,7 @@ class CacheIT {
         .as("the daemon's log")
         .isNotNull()
         .containsPattern(
-            "warm-up: \\d+ reads of 120 cached files through the mount in \\d+ ms"
-                + " \\((done|out of time)\\)");
-    int reads = Integer.parseInt(line.replaceAll(".*warm-up: (\\d+) reads.*", "$1"));
-    assertThat(reads).as(line).isGreaterThan(120);
+            "warm-up: 120 cached files read through the mount in \\d+ ms \\(all read\\)");
     // Counted nowhere: no open, no disk read, no access the policy saw.
     JsonNode s = stats();
     assertThat(s.path("open_hits").asLong() + s.path("open_misses").asLong()).isZero();
