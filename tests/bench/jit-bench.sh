@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 26: where a fresh daemon's first pass over S3 spends its CPU, by thread, under JVM flags.
 # S3Proxy on loopback (warmed first: every object read three times with rclone), the 2,000-file
-# dataset; for each variant a fresh hintfs mount with an empty cache (RAM tier off; disk tier off
+# dataset (FILES=N: N files, in a WORKDIR of their own); for each variant a fresh hintfs mount with an empty cache (RAM tier off; disk tier off
 # too with NODISK=1, so that later passes are misses again), PASSES passes of 8 readers (page cache
 # dropped before each), then rclone's first pass twice for reference. For every pass: files/s and
 # the CPU seconds of each thread group (utime + stime from /proc/PID/task; the compiler threads
@@ -55,8 +55,8 @@ pass_report() {
   drop
   rate=$(run "$work/mnt" 8 "$3")
   after=$(cpu_by_thread "$2")
-  join -a2 -e0 -o 0,1.2,2.2 <(echo "$before") <(echo "$after") | awk -v t="$tick" -v l="$1" -v r="$rate" '
-    { d = ($3 - $2) / t / 2; if ($1 == "PROCESS") tot = d; else if (d >= 0.02) s = s sprintf(" %s %.2f", $1, d) }
+  join -a2 -e0 -o 0,1.2,2.2 <(echo "$before") <(echo "$after") | awk -v t="$tick" -v f="$ds_files" -v l="$1" -v r="$rate" '
+    { d = ($3 - $2) / t / (f / 1000); if ($1 == "PROCESS") tot = d; else if (d >= 0.02) s = s sprintf(" %s %.2f", $1, d) }
     END { printf "%s: %.0f files/s, %.2f CPU s per 1,000 files (%s)\n", l, r, tot, substr(s, 2) }'
 }
 # trainer_start: what happens between a mount and its first reader (SETTLE, IMPORT_TORCH).

@@ -2,13 +2,15 @@
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 hintfs="$root/mount-scripts/hintfs"
 
-# make_dataset DIR: 2,000 files of ~110 KB (Gaussian, sd 30 KB) in 20 class directories.
+# make_dataset DIR: FILES files (default 2,000) of ~110 KB (Gaussian, sd 30 KB) in 20 class
+# directories. A DIR already there is kept as it is: give another size its own WORKDIR.
+ds_files=${FILES:-2000}
 make_dataset() {
   [[ -d $1 ]] && return 0
-  /usr/bin/python3 - "$1" <<'PY'
+  /usr/bin/python3 - "$1" "$ds_files" <<'PY'
 import os, random, sys
 rnd = random.Random(2)
-for i in range(2000):
+for i in range(int(sys.argv[2])):
     d = os.path.join(sys.argv[1], "n%08d" % (i % 20))
     os.makedirs(d, exist_ok=True)
     size = max(1000, int(rnd.gauss(110_000, 30_000)))

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 4 benchmark: hintfs vs s3fs vs rclone mount over a real S3 server (S3Proxy 4.1.0 on
 # loopback, filesystem backend), directly and behind a TCP proxy that adds 10 ms to every request
-# (tc netem is not in this kernel). Dataset: 2,000 files of ~110 KB in 20 classes (220 MB).
+# (tc netem is not in this kernel). Dataset: 2,000 files of ~110 KB in 20 classes (220 MB; FILES=N
+# for N files, in a WORKDIR of their own).
 # For each filesystem, endpoint and reader count (1, 8): a fresh mount with an empty cache, a first
 # pass (every file a miss) and a second pass (page cache dropped before each pass, so the second
 # pass is served by each filesystem's own disk cache). s3fs runs with its disk cache (use_cache),
 # rclone with --vfs-cache-mode full. Prints files/s and the ratios hintfs/s3fs, hintfs/rclone.
 # hintfs's first pass must cost exactly one GET per open miss (the script fails otherwise).
 # For every first pass, the mount process's CPU seconds (utime + stime from /proc) per 1,000 misses
-# (the 2,000 files): what a miss costs each filesystem, in the same run (issue 26).
+# (every file): what a miss costs each filesystem, in the same run (issue 26).
 # S3Proxy is a JVM too: before the first mount, every object is read three times (rclone copy),
 # so that no filesystem pays for the server's own warm-up. hintfs runs as setup.sh leaves it: with
 # the AOT cache (`hintfs aot-cache`, built here; HINTFS_AOT=0 runs without one).
@@ -49,7 +50,7 @@ for ep in direct proxy; do
       pid=$(mount_pid $fs "$work/mnt")
       [[ -n ${NO_TRAINER_START:-} ]] || /usr/bin/python3 -c 'import torch, torchvision'
       drop; c0=$(cpu "$pid"); r[$ep,$fs,$t,1]=$(run "$work/mnt" $t 1); c1=$(cpu "$pid")
-      cpus[$ep,$fs,$t]=$(echo "($c1 - $c0) / 2" | bc -l)
+      cpus[$ep,$fs,$t]=$(echo "($c1 - $c0) / ($ds_files / 1000)" | bc -l)
       [[ $fs != hintfs ]] || one_get_per_miss "$work/mnt" # the first pass: one GET per miss
       drop; r[$ep,$fs,$t,2]=$(run "$work/mnt" $t 2)
       unmount_fs $fs "$work/mnt"
