@@ -117,7 +117,8 @@ public final class OrderDetector {
     int[] rankSpan = new int[o.maxWorld()];
     int bestSpan = Integer.MAX_VALUE;
     // Past n the padded order repeats its start, and only a sample's first position is matched:
-    // a prefix longer than n adds nothing (on a 2,000-file dataset it was 97% of the search).
+    // a prefix longer than n adds nothing (on 2,000 samples, 97% of the positions drawn: a failed
+    // search 117 -> 28 ms).
     int drawn = Math.min(prefixLength, n);
     for (long g : gs) {
       int[] prefix = distributedPrefix(n, g, drawn);
