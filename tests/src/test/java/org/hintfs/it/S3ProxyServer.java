@@ -67,8 +67,15 @@ final class S3ProxyServer implements AutoCloseable {
     return env;
   }
 
-  /** Starts the server and waits until it accepts connections. */
+  /**
+   * Starts the server and waits until it accepts connections; a server already running is left as
+   * it is. (A test that failed before its kill used to start a second one in its finally: the first
+   * kept the port, outlived {@link #kill} and {@link #close}, and failed the next tests.)
+   */
   S3ProxyServer start() throws IOException, InterruptedException {
+    if (process != null && process.isAlive()) {
+      return this;
+    }
     Path conf = base.resolveSibling("s3proxy.conf");
     Files.writeString(
         conf,
