@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 26: where a fresh daemon's first pass over S3 spends its CPU, by thread, under JVM flags.
 # S3Proxy on loopback (warmed first: every object read three times with rclone), the 2,000-file
-# dataset (FILES=N: N files, in a WORKDIR of their own); for each variant a fresh hintfs mount with an empty cache (RAM tier off; disk tier off
-# too with NODISK=1, so that later passes are misses again), PASSES passes of 8 readers (page cache
+# dataset (FILES=N: N files, in a WORKDIR of their own); for each variant a fresh hintfs mount
+# with an empty cache (RAM tier off; disk tier off too with NODISK=1, so that later passes are
+# misses again), PASSES passes of 8 readers (page cache
 # dropped before each), then rclone's first pass twice for reference. For every pass: files/s and
 # the CPU seconds of each thread group (utime + stime from /proc/PID/task; the compiler threads
 # are C1_CompilerThre and C2_CompilerThre) and of the whole process, per 1,000 files. One GET per

@@ -7,7 +7,8 @@
 #   start to first byte: from `hintfs mount` to the first file read whole through the mount
 #   fresh: files/s of the new daemon's first pass; warm: of its second
 # Between the first byte and the fresh pass, a trainer's start: `import torch, torchvision` in
-# /usr/bin/python3 (the daemon's warm-up runs meanwhile; NO_TRAINER_START=1 leaves it out), then
+# /usr/bin/python3 (NO_TRAINER_START=1 leaves it out; the warm-up at mount has already stopped at
+# the first byte's open, a reader's), then
 # the page cache is dropped again with the daemon's LMDB map paged out (lib.sh's drop): both
 # passes read the cache from the disk, as ext4's does.
 # Rows: Java 17 and Java 25, each without and with the cache `hintfs aot-cache` built (25: the AOT
