@@ -19,12 +19,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-jit-bench}
 passes=${PASSES:-1}
 IFS=';' read -r -a variants <<<"${VARIANTS:-1|;1|-XX:TieredStopAtLevel=1}"
-make_dataset "$work/src"
-compile_reader "$work"
-mkdir -p "$work/mnt"
-s3_start "$work"
-trap 's3_stop "$work"' EXIT
-s3_warm "$work"
+s3_bench_start "$work"
 tick=$(getconf CLK_TCK)
 nodisk=()
 [[ -z ${NODISK:-} ]] || nodisk=(--no-disk-cache)

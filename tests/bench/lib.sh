@@ -81,6 +81,18 @@ s3_warm() {
   rm -rf "$1/warm"
 }
 
+# s3_bench_start WORK: what an S3 benchmark of the whole dataset starts with: the dataset, the
+# reader, WORK/mnt, S3Proxy with the dataset uploaded (s3_start), stopped at exit, and warmed.
+s3_bench_start() {
+  make_dataset "$1/src"
+  compile_reader "$1"
+  mkdir -p "$1/mnt"
+  s3_start "$1"
+  # shellcheck disable=SC2064 # WORK is known now
+  trap "s3_stop '$1'" EXIT
+  s3_warm "$1"
+}
+
 s3_stop() {
   if grep -q " $1/mnt " /proc/self/mountinfo; then umount "$1/mnt" || umount -l "$1/mnt"; fi
   kill "$s3pid" "$PROXY_PID" 2>/dev/null || true

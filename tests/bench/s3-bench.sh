@@ -20,12 +20,7 @@
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-s3bench}
-make_dataset "$work/src"
-compile_reader "$work"
-mkdir -p "$work/mnt"
-s3_start "$work"
-trap 's3_stop "$work"' EXIT
-s3_warm "$work"
+s3_bench_start "$work"
 if [[ ${HINTFS_AOT:-1} != 0 ]]; then "$hintfs" aot-cache >&2; fi
 
 tick=$(getconf CLK_TCK)

@@ -143,14 +143,7 @@ class S3MountIT {
   void killTheServerMidEpoch_cachedReadsGoOn_uncachedFailWithEioInBoundedTime_thenRecover()
       throws Exception {
     newMountpoint("mnt-kill");
-    Hintfs.mountS3(
-        S3ProxyServer.credentialsEnv(),
-        "s3://train/flat",
-        mnt,
-        "--endpoint",
-        s3.endpoint(),
-        "--retry-timeout",
-        "3");
+    mountFlat(s3.endpoint(), "--retry-timeout", "3");
     List<String> firstHalf = flatFiles.subList(0, 100);
     List<String> secondHalf = flatFiles.subList(100, 200);
     for (String f : firstHalf) {
@@ -195,14 +188,7 @@ class S3MountIT {
   void refreshUsesTheMountsCredentials_andASourceThatIsGoneLeavesTheMountServing()
       throws Exception {
     newMountpoint("mnt-refresh");
-    Hintfs.mountS3(
-        S3ProxyServer.credentialsEnv(),
-        "s3://train/flat",
-        mnt,
-        "--endpoint",
-        s3.endpoint(),
-        "--retry-timeout",
-        "2");
+    mountFlat(s3.endpoint(), "--retry-timeout", "2");
     String f = flatFiles.get(0);
     assertThat(Files.readAllBytes(mnt.resolve(f))).isEqualTo(Files.readAllBytes(flat.resolve(f)));
     long pid = stats().path("pid").asLong();
@@ -245,14 +231,7 @@ class S3MountIT {
   @Test
   void anOutageShorterThanTheRetryTime_isNeverSeenByAReader() throws Exception {
     newMountpoint("mnt-outage");
-    Hintfs.mountS3(
-        S3ProxyServer.credentialsEnv(),
-        "s3://train/flat",
-        mnt,
-        "--endpoint",
-        s3.endpoint(),
-        "--retry-timeout",
-        "20");
+    mountFlat(s3.endpoint(), "--retry-timeout", "20");
     // Four readers go through the files while the server is gone for 8 s in the middle.
     java.util.concurrent.ExecutorService readers =
         java.util.concurrent.Executors.newFixedThreadPool(4);
@@ -295,14 +274,7 @@ class S3MountIT {
   void eightReadersBehindA10msProxyKeepMoreThanFiveGetsInFlight() throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
       newMountpoint("mnt-proxy");
-      Hintfs.mountS3(
-          S3ProxyServer.credentialsEnv(),
-          "s3://train/flat",
-          mnt,
-          "--endpoint",
-          proxy.endpoint(),
-          "--ram-cache",
-          "0");
+      mountFlat(proxy.endpoint(), "--ram-cache", "0");
       proxy.resetMaxInFlight();
       ExecutorService pool = Executors.newFixedThreadPool(8);
       try {
@@ -336,14 +308,7 @@ class S3MountIT {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 1)) {
       newMountpoint("mnt-warm");
       Path log = tmp.resolve("warm.log");
-      Hintfs.mountS3(
-          S3ProxyServer.credentialsEnv(),
-          "s3://train/flat",
-          mnt,
-          "--endpoint",
-          proxy.endpoint(),
-          "--log-file",
-          log.toString());
+      mountFlat(proxy.endpoint(), "--log-file", log.toString());
       long atMount = proxy.requests(); // the probe and the listing
       waitFor(() -> Files.readString(log).contains("miss warm-up: "));
       String line =
@@ -380,11 +345,7 @@ class S3MountIT {
 
       // --no-warm-up: none at all.
       Path quiet = tmp.resolve("quiet.log");
-      Hintfs.mountS3(
-          S3ProxyServer.credentialsEnv(),
-          "s3://train/flat",
-          mnt,
-          "--endpoint",
+      mountFlat(
           proxy.endpoint(),
           "--cache-dir",
           tmp.resolve("mnt-warm-cache-2").toString(),
@@ -396,6 +357,16 @@ class S3MountIT {
           .isEqualTo(Files.readAllBytes(flat.resolve(flatFiles.get(0))));
       assertThat(Files.readString(quiet)).contains("mounting at").doesNotContain("warm-up");
     }
+  }
+
+  /**
+   * Mounts s3://train/flat at {@code mnt} with the server's credentials, through {@code endpoint}.
+   */
+  void mountFlat(String endpoint, String... more) throws Exception {
+    List<String> args = new ArrayList<>(List.of("--endpoint", endpoint));
+    args.addAll(List.of(more));
+    Hintfs.mountS3(
+        S3ProxyServer.credentialsEnv(), "s3://train/flat", mnt, args.toArray(String[]::new));
   }
 
   interface Check {
