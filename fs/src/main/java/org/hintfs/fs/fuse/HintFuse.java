@@ -160,17 +160,31 @@ public final class HintFuse extends FuseStubFS {
       String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
     try {
       // A read that spans two cache blocks arrives in two pieces: each goes after the last.
-      long[] at = {0};
-      return fs.read(
-          fi.fh.get(),
-          offset,
-          (int) size,
-          (src, off, len) -> {
-            buf.put(at[0], src, off, len);
-            at[0] += len;
-          });
+      return fs.read(fi.fh.get(), offset, (int) size, new ReplySink(buf));
     } catch (Throwable t) {
       return fail("read", path, t);
+    }
+  }
+
+  /** Fills libfuse's reply buffer; a hit in LMDB's map is copied into it directly (one memcpy). */
+  private static final class ReplySink implements HintFs.ByteSink {
+    private final Pointer buf;
+    private long at;
+
+    ReplySink(Pointer buf) {
+      this.buf = buf;
+    }
+
+    @Override
+    public void put(byte[] src, int off, int len) {
+      buf.put(at, src, off, len);
+      at += len;
+    }
+
+    @Override
+    public void putNative(long address, int len) {
+      com.kenai.jffi.MemoryIO.getInstance().copyMemory(address, buf.address() + at, len);
+      at += len;
     }
   }
 

@@ -323,8 +323,15 @@ public final class HintFs {
     }
     long t0 = System.nanoTime();
     if (!cache.isBlocked(f.id)) {
-      byte[] whole = wholeObject(f);
-      dst.put(whole, (int) offset, n);
+      if (f.bytes() == null
+          && f.pending == null
+          && f.failure == null
+          && cache.copyOut(f.id, offset, n, !f.diskHitCounted, dst::putNative)) {
+        f.diskHitCounted = true; // a disk hit, counted once per open like one read into the heap
+      } else {
+        byte[] whole = wholeObject(f);
+        dst.put(whole, (int) offset, n);
+      }
     } else {
       // The kernel zero-fills a short reply to a regular read: fill the whole request, across
       // block boundaries if it spans them.
@@ -461,5 +468,15 @@ public final class HintFs {
      * for the same read (a read that spans cache blocks is delivered in one call per block).
      */
     void put(byte[] src, int off, int len);
+
+    /**
+     * Copies {@code len} bytes at native {@code address} (a cache hit in LMDB's map), after those
+     * of the previous call; this default goes through a Java array.
+     */
+    default void putNative(long address, int len) {
+      byte[] b = new byte[len];
+      org.hintfs.fs.store.NativeSink.copy(address, b, 0, len);
+      put(b, 0, len);
+    }
   }
 }

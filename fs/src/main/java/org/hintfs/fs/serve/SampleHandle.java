@@ -50,6 +50,9 @@ final class SampleHandle implements Handle {
    */
   volatile MissFetch pending;
 
+  /** True once a read of this handle was served from LMDB's map and counted as a disk hit. */
+  volatile boolean diskHitCounted;
+
   /** Why this handle's fetch failed, once it has: later reads answer with it at once. */
   volatile java.io.IOException failure;
 

@@ -42,6 +42,20 @@ final class DiskTier implements Tier {
     return null;
   }
 
+  /**
+   * Serves part of a held unit from the map (see {@link LmdbStore#copyOut}); false if this way
+   * cannot: absent, still queued, or failing its check ({@link #get} then drops it).
+   */
+  boolean copyOut(Unit u, long offset, int n, NativeSink sink) {
+    return store.copyOut(u.key(), u.versionHash(), u.length(), offset, n, sink)
+        == StoredValue.Check.OK;
+  }
+
+  /** Starts paging a held unit in (see {@link LmdbStore#willNeed}). */
+  void willNeed(Unit u) {
+    store.willNeed(u.key());
+  }
+
   @Override
   public boolean contains(Unit u) {
     return index.isResident(u.id());

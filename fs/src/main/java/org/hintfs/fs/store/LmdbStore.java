@@ -157,6 +157,48 @@ public final class LmdbStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts reading an entry's pages into memory without waiting (MADV_WILLNEED on its range of the
+   * map), so that the read that follows an open finds them on their way.
+   */
+  void willNeed(CacheKey key) {
+    if (!healthy() || pending.containsKey(key.hex())) {
+      return;
+    }
+    try (Txn<ByteBuffer> txn = env.txnRead()) {
+      ByteBuffer v = data.get(txn, key.direct());
+      if (v == null) {
+        return;
+      }
+      long addr = NativeSink.address(v) + v.position();
+      long start = addr & -Native.PAGE;
+      Native.LIBC.madvise(start, addr + v.remaining() - start, Native.MADV_WILLNEED);
+    } catch (RuntimeException e) {
+      // advice only: the read that follows reports what is wrong
+    }
+  }
+
+  /**
+   * Serves {@code n} bytes of an entry from {@code offset} straight out of the map (see {@link
+   * StoredValue#checkAndCopy}): null if the entry is absent, waits in the write queue (its bytes
+   * are on the heap: {@link #get} serves them) or the store is down.
+   */
+  StoredValue.Check copyOut(
+      CacheKey key, long versionHash, int expectedLength, long offset, int n, NativeSink sink) {
+    if (!healthy() || pending.containsKey(key.hex())) {
+      return null;
+    }
+    try (Txn<ByteBuffer> txn = env.txnRead()) {
+      ByteBuffer v = data.get(txn, key.direct());
+      return v == null
+          ? null
+          : StoredValue.checkAndCopy(v, key, versionHash, expectedLength, offset, n, sink);
+    } catch (org.lmdbjava.LmdbException e) { // the sink's own failures are the caller's
+      down("read failed: " + e);
+      return null;
+    }
+  }
+
   /** Stores a payload (asynchronously; visible to {@link #get} at once). */
   void put(CacheKey key, long versionHash, byte[] payload, int block, String path) {
     if (!healthy()) {

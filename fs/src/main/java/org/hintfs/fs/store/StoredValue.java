@@ -52,6 +52,59 @@ final class StoredValue {
    */
   static Check read(
       ByteBuffer v, CacheKey key, long versionHash, int expectedLength, byte[][] out) {
+    Check c = checkHeader(v, key, versionHash, expectedLength);
+    if (c != Check.OK) {
+      return c;
+    }
+    int p = v.position();
+    int len = v.getInt(p + 4);
+    byte[] payload = new byte[len];
+    v.get(p + HEADER, payload);
+    CRC32C crc = new CRC32C();
+    crc.update(payload);
+    if ((int) crc.getValue() != v.getInt(p + 24)) {
+      return Check.CORRUPT;
+    }
+    out[0] = payload;
+    return Check.OK;
+  }
+
+  /**
+   * Checks a stored value in place (header, then CRC32C of the payload where it lies: in LMDB's map
+   * nothing is copied) and hands {@code n} payload bytes from {@code offset} to {@code sink}, only
+   * if the check is {@link Check#OK}. The caller keeps {@code v}'s transaction open until this
+   * returns, so the pages checked are the pages copied.
+   */
+  static Check checkAndCopy(
+      ByteBuffer v,
+      CacheKey key,
+      long versionHash,
+      int expectedLength,
+      long offset,
+      int n,
+      NativeSink sink) {
+    Check c = checkHeader(v, key, versionHash, expectedLength);
+    if (c != Check.OK) {
+      return c;
+    }
+    int p = v.position();
+    ByteBuffer payload = v.duplicate();
+    payload.position(p + HEADER);
+    CRC32C crc = new CRC32C();
+    crc.update(payload); // direct: the intrinsic reads the map itself
+    if ((int) crc.getValue() != v.getInt(p + 24)) {
+      return Check.CORRUPT;
+    }
+    int len = v.getInt(p + 4);
+    if (offset < 0 || n < 0 || offset + n > len) {
+      throw new IndexOutOfBoundsException("bytes " + offset + "+" + n + " of " + len);
+    }
+    sink.put(NativeSink.address(v) + p + HEADER + offset, n);
+    return Check.OK;
+  }
+
+  private static Check checkHeader(
+      ByteBuffer v, CacheKey key, long versionHash, int expectedLength) {
     if (v.remaining() < HEADER || v.getInt(v.position()) != MAGIC) {
       return Check.CORRUPT;
     }
@@ -63,14 +116,6 @@ final class StoredValue {
     if (v.getLong(p + 16) != versionHash || (expectedLength >= 0 && len != expectedLength)) {
       return Check.STALE;
     }
-    byte[] payload = new byte[len];
-    v.get(p + HEADER, payload);
-    CRC32C crc = new CRC32C();
-    crc.update(payload);
-    if ((int) crc.getValue() != v.getInt(p + 24)) {
-      return Check.CORRUPT;
-    }
-    out[0] = payload;
     return Check.OK;
   }
 

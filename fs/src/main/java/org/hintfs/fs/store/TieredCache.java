@@ -182,6 +182,9 @@ public final class TieredCache implements AutoCloseable {
     boolean inRam = ram.contains(id, 0);
     boolean hit = index.accessed(id, inRam);
     (hit ? stats.openHits : stats.openMisses).increment();
+    if (hit && !inRam && disk != null && !isBlocked(id)) {
+      disk.willNeed(new Unit(catalog, id, 0, units.length(id, 0), false));
+    }
     return hit;
   }
 
@@ -191,6 +194,34 @@ public final class TieredCache implements AutoCloseable {
    */
   public byte[] read(int id, int block, boolean recordAccess) throws IOException {
     return read(id, block, recordAccess, false, false);
+  }
+
+  /** Whole files up to this size are served from LMDB's map by every read ({@link #copyOut}). */
+  public static final int COPY_OUT_MAX = 256 * 1024;
+
+  /**
+   * Serves {@code n} bytes of whole file {@code id} from {@code offset} straight from the disk
+   * tier's map into {@code sink}, checked (version, length, CRC32C) on this read: no Java array is
+   * made. For files up to {@link #COPY_OUT_MAX}, whose open was recorded ({@link #access}); a file
+   * of more READs than two is read once into the heap instead (each call checks the whole file).
+   *
+   * @param countHit count the disk hit (once per open handle)
+   * @return false if the bytes must come the usual way ({@link #read}): not on disk alone, in RAM,
+   *     still queued for writing, or failing a check
+   */
+  public boolean copyOut(int id, long offset, int n, boolean countHit, NativeSink sink) {
+    int len = units.length(id, 0);
+    if (disk == null || isBlocked(id) || len > COPY_OUT_MAX || ram.contains(id, 0)) {
+      return false;
+    }
+    if (!disk.copyOut(new Unit(catalog, id, 0, len, false), offset, n, sink)) {
+      return false;
+    }
+    if (countHit) {
+      stats.diskHits.increment();
+      stats.bytesFromCache.add(len);
+    }
+    return true;
   }
 
   /**

@@ -125,6 +125,60 @@ class LmdbStoreTest {
     }
   }
 
+  /** What a copy out of the map handed over, read back into the heap. */
+  private static final class Collect implements NativeSink {
+    byte[] got;
+
+    @Override
+    public void put(long address, int len) {
+      got = new byte[len];
+      NativeSink.copy(address, got, 0, len);
+    }
+  }
+
+  @Test
+  void aCopyOutOfTheMap_servesTheCheckedSlice_andNothingOfAStaleOrDamagedEntry() throws Exception {
+    byte[] payload = random(150_000, 5); // overflow pages, as a sample's value
+    CacheKey key = CacheKey.of("cls/d.jpg", 0);
+    long vh = CacheKey.versionHash("e:150000");
+    try (LmdbStore s = open(dir)) {
+      s.put(key, vh, payload, 0, "cls/d.jpg");
+      Collect c = new Collect();
+      assertThat(s.copyOut(key, vh, payload.length, 0, 10, c)).isNull(); // queued: on the heap
+      assertThat(c.got).isNull();
+      s.flush();
+      assertThat(s.copyOut(key, vh, payload.length, 131_072, 18_928, c))
+          .isEqualTo(StoredValue.Check.OK);
+      assertThat(c.got).isEqualTo(java.util.Arrays.copyOfRange(payload, 131_072, 150_000));
+      c.got = null;
+      assertThat(s.copyOut(key, CacheKey.versionHash("e:other"), payload.length, 0, 10, c))
+          .isEqualTo(StoredValue.Check.STALE);
+      assertThat(s.copyOut(key, vh, payload.length - 1, 0, 10, c))
+          .isEqualTo(StoredValue.Check.STALE);
+      assertThat(s.copyOut(CacheKey.of("cls/none.jpg", 0), vh, 10, 0, 10, c)).isNull();
+      assertThat(c.got).isNull();
+    }
+    // One bit flipped in the last payload page: the whole payload is checked, not the slice.
+    Path file = dir.resolve("data.mdb");
+    int at = indexOf(Files.readAllBytes(file), java.util.Arrays.copyOfRange(payload, 0, 64));
+    assertThat(at).isNotNegative();
+    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+      f.seek(at + 149_000);
+      int b = f.read();
+      f.seek(at + 149_000);
+      f.write(b ^ 0x01);
+    }
+    try (LmdbStore s = open(dir)) {
+      Collect c = new Collect();
+      assertThat(s.copyOut(key, vh, payload.length, 0, 4096, c))
+          .isEqualTo(StoredValue.Check.CORRUPT);
+      assertThat(c.got).isNull();
+      assertThat(s.healthy()).isTrue();
+      s.willNeed(key); // advice only: no effect on what is served
+      assertThat(s.get(key, vh, payload.length).check()).isEqualTo(StoredValue.Check.CORRUPT);
+    }
+  }
+
   @Test
   void aFullMapAsksForRoom_andGoesDownIfNoneIsMade_servingNothingAfter() throws Exception {
     AtomicLong asked = new AtomicLong();

@@ -1,6 +1,7 @@
 package org.hintfs.fs.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -321,6 +322,44 @@ class TieredCacheTest {
   }
 
   @Test
+  void aDiskHitIsCopiedOutOfTheMap_checked_countedOncePerOpen_andRamComesFirst() throws Exception {
+    InMemorySource src = dataset(9, 12, 40_000);
+    Catalog cat = Mount.listCatalog(src);
+    List<Integer> ids = files(cat);
+    Path dir = tmp.resolve("c");
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      for (int id : ids) {
+        c.read(id, 0);
+      }
+      c.flush();
+      // Just read: the RAM tier holds them, and RAM serves first.
+      assertThat(c.copyOut(ids.get(0), 0, 1, true, (a, n) -> fail("RAM comes first"))).isFalse();
+    }
+    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      long hits = 0;
+      for (int id : ids) {
+        byte[] want = src.readRange(cat.path(id), null, 0, (int) cat.size(id));
+        assertThat(c.access(id)).isTrue();
+        int half = want.length / 2;
+        byte[] got = new byte[want.length];
+        assertThat(c.copyOut(id, 0, half, true, (a, n) -> NativeSink.copy(a, got, 0, n))).isTrue();
+        assertThat(
+                c.copyOut(
+                    id,
+                    half,
+                    want.length - half,
+                    false,
+                    (a, n) -> NativeSink.copy(a, got, half, n)))
+            .isTrue();
+        assertThat(got).isEqualTo(want);
+        assertThat(c.stats().diskHits.sum()).isEqualTo(++hits);
+      }
+      assertThat(c.stats().ramHits.sum()).isZero();
+      assertThat(c.sourceRequests()).isZero();
+    }
+  }
+
+  @Test
   void damagedPayloadsAreDroppedAndRefetched() throws Exception {
     InMemorySource src = dataset(3, 10, 40_000);
     Catalog cat = Mount.listCatalog(src);
@@ -353,6 +392,14 @@ class TieredCacheTest {
       }
     }
     try (TieredCache c = open(src, cat, dir, 100L << 20)) {
+      for (int id : ids) {
+        if (cat.size(id) >= 64) {
+          // The copy out of the map checks the whole payload too: it hands nothing over.
+          assertThat(c.copyOut(id, 0, 16, true, (a, n) -> fail("served a damaged entry")))
+              .isFalse();
+        }
+      }
+      assertThat(c.stats().diskHits.sum()).isZero();
       for (int id : ids) {
         assertThat(c.read(id, 0))
             .isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
