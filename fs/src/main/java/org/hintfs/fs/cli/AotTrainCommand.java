@@ -29,9 +29,10 @@ import picocli.CommandLine.Parameters;
  * launcher runs this once per jar, and every later daemon starts with the classes it loaded and
  * linked and the method profiles it recorded. It exercises the real paths a daemon takes in its
  * first minutes, in one JVM, through the kernel: a mount of a local directory and one of S3 (an
- * in-process {@link TrainingS3}, no network), each listed, hinted (dataset, seed, losses), read
- * once as misses and once as hits from LMDB by several readers, its stats and {@code status} read,
- * then unmounted.
+ * in-process {@link TrainingS3}, no network), each listed, hinted (dataset, seed, losses) and read
+ * as misses by several readers, unmounted, then mounted again and read as hits from LMDB (the
+ * kernel's pages gone with the first mount, as a later job finds the cache), its stats and {@code
+ * status} read, then unmounted.
  */
 @Command(
     name = "aot-train",
@@ -76,9 +77,58 @@ final class AotTrainCommand implements Callable<Integer> {
     return files;
   }
 
+  /**
+   * One source's part: a daemon that reads every file as a miss, hinted; then, as a job started
+   * later on the same cache does, a new daemon reading them as hits from LMDB (the kernel's pages
+   * and the RAM tier went with the first daemon, so every READ reaches the disk tier), its stats
+   * and {@code status} read.
+   */
   private static void train(Path w, String name, List<String> files, List<String> source)
       throws Exception {
     Path mnt = Files.createDirectories(w.resolve("mnt-" + name));
+    mounted(
+        w,
+        mnt,
+        name,
+        source,
+        () -> {
+          Path control = mnt.resolve(".hintfs/control");
+          hint(control, "dataset train\nseed 7 epoch 0 world 1 rank 0\n");
+          read(mnt, files, 1); // misses
+          StringBuilder losses = new StringBuilder("loss");
+          for (int i = 0; i < 64; i++) {
+            losses.append(" #").append(i).append('=').append(i % 7 * 0.25);
+          }
+          hint(control, losses + "\nepoch 1\n");
+        });
+    mounted(
+        w,
+        mnt,
+        name,
+        source,
+        () -> {
+          hint(mnt.resolve(".hintfs/control"), "dataset train\nseed 7 epoch 1 world 1 rank 0\n");
+          read(mnt, files, 2); // hits, from LMDB
+          Files.readAllBytes(mnt.resolve(".hintfs/stats"));
+          PrintStream out = System.out;
+          System.setOut(new PrintStream(OutputStream.nullOutputStream()));
+          try {
+            Main.run("status", mnt.toString());
+          } finally {
+            System.setOut(out);
+          }
+        });
+  }
+
+  /** What runs while a training mount is up. */
+  @FunctionalInterface
+  private interface Work {
+    void run() throws Exception;
+  }
+
+  /** Mounts {@code source} at {@code mnt} in this JVM, runs {@code work}, unmounts. */
+  private static void mounted(Path w, Path mnt, String name, List<String> source, Work work)
+      throws Exception {
     List<String> args = new ArrayList<>(List.of("mount", "--foreground"));
     args.add(source.get(0));
     args.add(mnt.toString());
@@ -95,23 +145,7 @@ final class AotTrainCommand implements Callable<Integer> {
       Thread.sleep(20);
     }
     try {
-      Path control = mnt.resolve(".hintfs/control");
-      hint(control, "dataset train\nseed 7 epoch 0 world 1 rank 0\n");
-      read(mnt, files, 1); // misses
-      StringBuilder losses = new StringBuilder("loss");
-      for (int i = 0; i < 64; i++) {
-        losses.append(" #").append(i).append('=').append(i % 7 * 0.25);
-      }
-      hint(control, losses + "\nepoch 1\n");
-      read(mnt, files, 2); // hits
-      Files.readAllBytes(mnt.resolve(".hintfs/stats"));
-      PrintStream out = System.out;
-      System.setOut(new PrintStream(OutputStream.nullOutputStream()));
-      try {
-        Main.run("status", mnt.toString());
-      } finally {
-        System.setOut(out);
-      }
+      work.run();
     } finally {
       UnmountCommand.detach(mnt, false);
       serving.join(TimeUnit.SECONDS.toMillis(60));
