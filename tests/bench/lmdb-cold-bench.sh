@@ -5,7 +5,8 @@
 #   in-process, no FUSE (LmdbColdBench): the source files read whole; the cache's values read out
 #     of LMDB (copy + CRC32C, as the daemon does)
 #   through FUSE (ReadBench): the source directory on ext4 (no FUSE: the reference); a warm hintfs
-#     daemon's cached files (the same daemon for every round, warmed by 3 passes first)
+#     daemon's cached files (the same daemon for every round, warmed first by WARM (default 8) cold
+#     passes: passes the kernel's page cache answers would warm only the OPEN path, not the READ's)
 # Median of REPS, files/s. Usage: tests/bench/lmdb-cold-bench.sh [WORKDIR]   (root; after mvn package)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -45,7 +46,7 @@ for ((r = 0; r < reps; r++)); do
   res[lmdb]+="$(inproc lmdb "$work/cache") "
 done
 "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" >/dev/null
-for s in 1 2 3; do run "$work/mnt" "$threads" "$s" >/dev/null; done
+for ((s = 1; s <= ${WARM:-8}; s++)); do drop; run "$work/mnt" "$threads" "$s" >/dev/null; done
 for ((r = 0; r < reps; r++)); do
   drop; res[ext4]+="$(run "$work/src" "$threads" $((r + 11))) "
   drop; res[mount]+="$(run "$work/mnt" "$threads" $((r + 21))) "
