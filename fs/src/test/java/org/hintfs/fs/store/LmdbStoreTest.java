@@ -107,16 +107,7 @@ class LmdbStoreTest {
       s.flush();
     }
     // Flip one bit in the middle of the payload, where LMDB stored it in data.mdb.
-    Path file = dir.resolve("data.mdb");
-    byte[] all = Files.readAllBytes(file);
-    int at = indexOf(all, java.util.Arrays.copyOfRange(payload, 0, 64));
-    assertThat(at).isNotNegative();
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-      f.seek(at + 10_000);
-      int b = f.read();
-      f.seek(at + 10_000);
-      f.write(b ^ 0x10);
-    }
+    flipBit(dir, payload, 10_000, 0x10);
     try (LmdbStore s = open(dir)) {
       LmdbStore.Lookup l = s.get(key, vh, payload.length);
       assertThat(l.hit()).isFalse();
@@ -159,15 +150,7 @@ class LmdbStoreTest {
       assertThat(c.got).isNull();
     }
     // One bit flipped in the last payload page: the whole payload is checked, not the slice.
-    Path file = dir.resolve("data.mdb");
-    int at = indexOf(Files.readAllBytes(file), java.util.Arrays.copyOfRange(payload, 0, 64));
-    assertThat(at).isNotNegative();
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-      f.seek(at + 149_000);
-      int b = f.read();
-      f.seek(at + 149_000);
-      f.write(b ^ 0x01);
-    }
+    flipBit(dir, payload, 149_000, 0x01);
     try (LmdbStore s = open(dir)) {
       Collect c = new Collect();
       assertThat(s.copyOut(key, vh, payload.length, 0, 4096, c))
@@ -193,6 +176,21 @@ class LmdbStoreTest {
       assertThat(s.healthy()).isFalse(); // it evicted nothing: the store gives up, with a reason
       assertThat(s.downReason()).contains("full");
       assertThat(s.get(first, vh, 64_000).hit()).isFalse(); // a down store is a miss, not an error
+    }
+  }
+
+  /**
+   * Flips {@code mask}'s bits of the byte {@code at} into {@code payload}, where data.mdb holds it.
+   */
+  private static void flipBit(Path dir, byte[] payload, int at, int mask) throws Exception {
+    Path file = dir.resolve("data.mdb");
+    int start = indexOf(Files.readAllBytes(file), java.util.Arrays.copyOfRange(payload, 0, 64));
+    assertThat(start).isNotNegative();
+    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+      f.seek(start + at);
+      int b = f.read();
+      f.seek(start + at);
+      f.write(b ^ mask);
     }
   }
 

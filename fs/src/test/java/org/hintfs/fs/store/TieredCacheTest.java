@@ -321,17 +321,23 @@ class TieredCacheTest {
     }
   }
 
+  /** A cache in {@code dir} that has read every file once and written them to LMDB. */
+  private static TieredCache filled(InMemorySource src, Catalog cat, Path dir) throws Exception {
+    TieredCache c = open(src, cat, dir, 100L << 20);
+    for (int id : files(cat)) {
+      c.read(id, 0);
+    }
+    c.flush();
+    return c;
+  }
+
   @Test
   void aDiskHitIsCopiedOutOfTheMap_checked_countedOncePerOpen_andRamComesFirst() throws Exception {
     InMemorySource src = dataset(9, 12, 40_000);
     Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = tmp.resolve("c");
-    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
-      for (int id : ids) {
-        c.read(id, 0);
-      }
-      c.flush();
+    try (TieredCache c = filled(src, cat, dir)) {
       // Just read: the RAM tier holds them, and RAM serves first.
       assertThat(c.copyOut(ids.get(0), 0, 1, true, (a, n) -> fail("RAM comes first"))).isFalse();
     }
@@ -365,12 +371,7 @@ class TieredCacheTest {
     Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
     Path dir = tmp.resolve("c");
-    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
-      for (int id : ids) {
-        c.read(id, 0);
-      }
-      c.flush();
-    }
+    filled(src, cat, dir).close();
     // Damage every payload: find 32 bytes from the middle of each file in data.mdb and flip them.
     int damaged = 0;
     byte[] db = Files.readAllBytes(dir.resolve("data.mdb"));
