@@ -266,11 +266,8 @@ class TieredCacheTest {
   /** Reads every file of {@code ids} into a cache in {@code dir}, then closes it; its bytes. */
   static long fill(FaultInjectingSource src, Catalog cat, List<Integer> ids, Path dir)
       throws Exception {
-    try (TieredCache c = open(src, cat, dir, 100L << 20)) {
-      for (int id : ids) {
-        readFile(c, cat, id);
-      }
-      c.flush();
+    assertThat(ids).isEqualTo(files(cat));
+    try (TieredCache c = filled(src, cat, dir)) {
       assertThat(c.index().cachedFiles()).isEqualTo(ids.size());
       return c.index().usedBytes();
     }
@@ -322,10 +319,11 @@ class TieredCacheTest {
   }
 
   /** A cache in {@code dir} that has read every file once and written them to LMDB. */
-  private static TieredCache filled(InMemorySource src, Catalog cat, Path dir) throws Exception {
+  static TieredCache filled(org.hintfs.backing.DatasetSource src, Catalog cat, Path dir)
+      throws Exception {
     TieredCache c = open(src, cat, dir, 100L << 20);
     for (int id : files(cat)) {
-      c.read(id, 0);
+      readFile(c, cat, id);
     }
     c.flush();
     return c;
