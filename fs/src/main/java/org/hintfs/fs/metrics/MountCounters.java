@@ -141,6 +141,11 @@ final class MountCounters {
             "promoted_to_ram",
             "files on disk read into RAM ahead of their open",
             cs.promotions::sum),
+        counter(
+            "disk_read_ahead",
+            "disk_read_ahead",
+            "files on disk whose pages were read ahead of their open (MADV_WILLNEED)",
+            cs.diskReadAhead::sum),
         counter("open_hits", "open_hits", "opens served without the source", cs.openHits::sum),
         counter("open_misses", "open_misses", "opens that needed the source", cs.openMisses::sum),
         counter(

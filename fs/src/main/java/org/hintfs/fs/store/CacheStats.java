@@ -36,6 +36,12 @@ public final class CacheStats {
   /** Files on disk read into the RAM tier ahead of their open (promote-ahead). */
   public final LongAdder promotions = new LongAdder();
 
+  /**
+   * Files on disk whose pages the kernel was asked to read ahead of their open (MADV_WILLNEED):
+   * whole files up to {@link TieredCache#COPY_OUT_MAX}, served from the map by their reads.
+   */
+  public final LongAdder diskReadAhead = new LongAdder();
+
   public final LongAdder evictions = new LongAdder();
 
   /** Files removed by an admin's {@code evict} (also counted in {@link #evictions}). */

@@ -344,10 +344,19 @@ public final class TieredCache implements AutoCloseable {
 
   /**
    * Fetches a whole file ahead of its read (not an access); admission as for any fetch. A file
-   * already on disk is read into the RAM tier instead (promoted), so its open finds it in memory.
+   * already on disk is brought nearer instead: up to {@link #COPY_OUT_MAX}, the kernel is asked to
+   * read its pages of the map ({@link LmdbStore#willNeed}: no copy, its reads check and copy it out
+   * of the map); larger, it is read into the RAM tier (promoted), so its open finds it in memory.
    */
   public void prefetch(int id) throws IOException {
     boolean onDisk = index.prefetching(id);
+    int len = units.length(id, 0);
+    if (onDisk && disk != null && !isBlocked(id) && len <= COPY_OUT_MAX && !ram.contains(id, 0)) {
+      // Its reads will copy it out of the map: have the kernel read its pages now, no heap copy.
+      stats.diskReadAhead.increment();
+      disk.willNeed(new Unit(catalog, id, 0, len, false));
+      return;
+    }
     (onDisk ? stats.promotions : stats.prefetches).increment();
     read(id, 0, false, onDisk && ram.enabled(), false);
   }

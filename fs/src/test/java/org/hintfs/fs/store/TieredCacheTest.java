@@ -295,7 +295,8 @@ class TieredCacheTest {
   }
 
   @Test
-  void aPrefetchOfAFileOnDiskPromotesItToRam_andAnOpenFindsItThere() throws Exception {
+  void aPrefetchOfASmallFileOnDisk_readsItsPagesAhead_andItsOpenCopiesItOutOfTheMap()
+      throws Exception {
     FaultInjectingSource src = new FaultInjectingSource(dataset(7, 12, 30_000));
     Catalog cat = Mount.listCatalog(src);
     List<Integer> ids = files(cat);
@@ -303,18 +304,58 @@ class TieredCacheTest {
     fill(src, cat, ids, dir);
     try (TieredCache c = open(src, cat, dir, 100L << 20)) { // a fresh RAM tier
       int id = ids.get(3);
-      assertThat(c.isCached(id)).isTrue();
+      assertThat(c.isNear(id)).as("on disk, not in RAM").isFalse();
+      long reads = src.reads();
+      c.prefetch(id);
+      assertThat(c.stats().diskReadAhead.sum()).isEqualTo(1);
+      assertThat(c.stats().promotions.sum() + c.stats().prefetches.sum()).isZero();
+      assertThat(src.reads()).isEqualTo(reads); // nothing asked of the source
+      assertThat(c.isNear(id)).as("nothing copied into RAM").isFalse();
+      assertThat(c.access(id)).isTrue();
+      byte[] want = src.readRange(cat.path(id), null, 0, (int) cat.size(id));
+      byte[] got = new byte[want.length];
+      assertThat(c.copyOut(id, 0, want.length, true, (a, n) -> NativeSink.copy(a, got, 0, n)))
+          .isTrue();
+      assertThat(got).isEqualTo(want);
+      assertThat(c.stats().diskHits.sum()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aPrefetchOfALargerWholeFileOnDisk_promotesItToRam_andAnOpenFindsItThere() throws Exception {
+    // Whole files past COPY_OUT_MAX (a whole-object limit of 1 MiB, a RAM tier of 2 MiB).
+    InMemorySource mem = new InMemorySource("mem:test");
+    Random rnd = new Random(8);
+    for (int i = 0; i < 3; i++) {
+      byte[] b = new byte[TieredCache.COPY_OUT_MAX + 1 + rnd.nextInt(100_000)];
+      rnd.nextBytes(b);
+      mem.put("c0/big" + i, b);
+    }
+    FaultInjectingSource src = new FaultInjectingSource(mem);
+    Catalog cat = Mount.listCatalog(src);
+    int id = files(cat).get(1);
+    Path dir = tmp.resolve("c");
+    TieredCache.Config big =
+        new TieredCache.Config(100L << 20, "test", 2 << 20, 1 << 20, BLOCK, 16);
+    try (TieredCache c = TieredCache.open(src, cat, new LruPolicy(cat.entryCount()), dir, big)) {
+      for (int f : files(cat)) {
+        c.read(f, 0);
+      }
+      c.flush();
+    }
+    try (TieredCache c = TieredCache.open(src, cat, new LruPolicy(cat.entryCount()), dir, big)) {
+      assertThat(c.isBlocked(id)).isFalse();
       assertThat(c.isNear(id)).as("on disk, not in RAM").isFalse();
       long reads = src.reads();
       c.prefetch(id);
       assertThat(c.stats().promotions.sum()).isEqualTo(1);
-      assertThat(c.stats().prefetches.sum()).isZero();
+      assertThat(c.stats().diskReadAhead.sum() + c.stats().prefetches.sum()).isZero();
       assertThat(src.reads()).isEqualTo(reads); // from disk, not the source
       assertThat(c.isNear(id)).isTrue();
-      long ramHits = c.stats().ramHits.sum();
       assertThat(c.access(id)).isTrue();
-      c.read(id, 0, false);
-      assertThat(c.stats().ramHits.sum()).isEqualTo(ramHits + 1);
+      assertThat(c.read(id, 0, false))
+          .isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
+      assertThat(c.stats().ramHits.sum()).isEqualTo(1);
     }
   }
 
