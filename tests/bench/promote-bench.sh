@@ -37,7 +37,7 @@ for ((r = 0; r < reps; r++)); do
   echo "run $r: ext4 ${ext[-1]}, no hint ${plain[-1]}, seed hint ${hinted[-1]} (promoted to RAM/pages read ahead: ${promoted[-1]})" >&2
 done
 e=$(median "${ext[@]}") p=$(median "${plain[@]}") h=$(median "${hinted[@]}")
-echo "| ext4 cold images/s | hintfs cached, no hint | hintfs cached, seed hint | no hint / ext4 | seed hint / ext4 | files promoted to RAM / pages read ahead |"
+echo "| ext4 cold images/s | hintfs cached, no hint | hintfs cached, seed hint | no hint / ext4 | seed hint / ext4 | files promoted to RAM / pages read ahead (last run) |"
 echo "| --- | --- | --- | --- | --- | --- |"
 printf '| %.0f | %.0f | %.0f | %.2f | %.2f | %s |\n' "$e" "$p" "$h" "$(ratio "$p" "$e")" \
   "$(ratio "$h" "$e")" "${promoted[-1]}"
