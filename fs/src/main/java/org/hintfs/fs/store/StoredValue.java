@@ -45,7 +45,7 @@ final class StoredValue {
   }
 
   /**
-   * Checks a stored value and copies its payload out.
+   * Checks a stored value (header, then CRC32C in place) and copies its payload out.
    *
    * @param expectedLength the payload length the catalog implies, or -1 to accept any
    * @param out receives the payload when the check is {@link Check#OK}
@@ -56,15 +56,12 @@ final class StoredValue {
     if (c != Check.OK) {
       return c;
     }
-    int p = v.position();
-    int len = v.getInt(p + 4);
-    byte[] payload = new byte[len];
-    v.get(p + HEADER, payload);
-    CRC32C crc = new CRC32C();
-    crc.update(payload);
-    if ((int) crc.getValue() != v.getInt(p + 24)) {
+    if (!payloadIntact(v)) {
       return Check.CORRUPT;
     }
+    int p = v.position();
+    byte[] payload = new byte[v.getInt(p + 4)];
+    v.get(p + HEADER, payload);
     out[0] = payload;
     return Check.OK;
   }
@@ -87,20 +84,29 @@ final class StoredValue {
     if (c != Check.OK) {
       return c;
     }
-    int p = v.position();
-    ByteBuffer payload = v.duplicate();
-    payload.position(p + HEADER);
-    CRC32C crc = new CRC32C();
-    crc.update(payload); // direct: the intrinsic reads the map itself
-    if ((int) crc.getValue() != v.getInt(p + 24)) {
+    if (!payloadIntact(v)) {
       return Check.CORRUPT;
     }
+    int p = v.position();
     int len = v.getInt(p + 4);
     if (offset < 0 || n < 0 || offset + n > len) {
       throw new IndexOutOfBoundsException("bytes " + offset + "+" + n + " of " + len);
     }
     sink.put(NativeSink.address(v) + p + HEADER + offset, n);
     return Check.OK;
+  }
+
+  /**
+   * True if the payload's CRC32C is the header's, computed where the value lies (a direct buffer:
+   * the intrinsic reads LMDB's map itself). The caller's transaction keeps those pages stable.
+   */
+  private static boolean payloadIntact(ByteBuffer v) {
+    int p = v.position();
+    ByteBuffer payload = v.duplicate();
+    payload.position(p + HEADER);
+    CRC32C crc = new CRC32C();
+    crc.update(payload);
+    return (int) crc.getValue() == v.getInt(p + 24);
   }
 
   private static Check checkHeader(
