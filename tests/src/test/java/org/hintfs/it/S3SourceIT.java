@@ -227,39 +227,57 @@ class S3SourceIT {
   @Test
   void manyGetsAreInFlightAtOnceBehindA10msProxy() throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10);
-        S3Source src =
-            S3Source.open(
-                "s3://data/sets/one",
-                new S3Options(
-                    proxy.endpoint(),
-                    null,
-                    false,
-                    Duration.ofSeconds(5),
-                    128,
-                    S3ProxyServer.credentialsEnv()))) {
-      List<SourceObject> listed = new ArrayList<>();
-      src.list(listed::add);
-      proxy.resetMaxInFlight();
-      ExecutorService pool = Executors.newFixedThreadPool(32);
-      try {
-        List<Future<Boolean>> ok = new ArrayList<>();
-        for (SourceObject o : listed) {
-          ok.add(
-              pool.submit(
-                  () ->
-                      java.util.Arrays.equals(
-                          src.readRange(o.path(), o.versionTag(), 0, (int) o.size()),
-                          objects.get(o.path()))));
-        }
-        for (Future<Boolean> f : ok) {
-          assertThat(f.get()).isTrue();
-        }
-      } finally {
-        pool.shutdownNow();
-      }
+        S3Source src = behind(proxy, 128)) {
+      readAllAtOnce(src, proxy, 32);
       // Measured at the proxy, outside hintfs: OkHttp's default dispatcher would cap this at 5.
       assertThat(proxy.maxInFlight()).isGreaterThan(5);
       assertThat(src.counters().get("maxRequestsInFlight")).isGreaterThan(5);
+    }
+  }
+
+  @Test
+  void requestsWaitingForAnAnswerStayWithinTheConnectionLimit() throws Exception {
+    // Each request runs on its caller's thread; a limit on those in flight still holds.
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10);
+        S3Source src = behind(proxy, 3)) {
+      readAllAtOnce(src, proxy, 16);
+      assertThat(proxy.maxInFlight()).isBetween(2, 3);
+    }
+  }
+
+  private static S3Source behind(DelayProxy proxy, int maxConnections) throws Exception {
+    return S3Source.open(
+        "s3://data/sets/one",
+        new S3Options(
+            proxy.endpoint(),
+            null,
+            false,
+            Duration.ofSeconds(5),
+            maxConnections,
+            S3ProxyServer.credentialsEnv()));
+  }
+
+  /** Reads every listed object whole from {@code threads} threads, checking each one's bytes. */
+  private static void readAllAtOnce(S3Source src, DelayProxy proxy, int threads) throws Exception {
+    List<SourceObject> listed = new ArrayList<>();
+    src.list(listed::add);
+    proxy.resetMaxInFlight();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Boolean>> ok = new ArrayList<>();
+      for (SourceObject o : listed) {
+        ok.add(
+            pool.submit(
+                () ->
+                    java.util.Arrays.equals(
+                        src.readRange(o.path(), o.versionTag(), 0, (int) o.size()),
+                        objects.get(o.path()))));
+      }
+      for (Future<Boolean> f : ok) {
+        assertThat(f.get()).isTrue();
+      }
+    } finally {
+      pool.shutdownNow();
     }
   }
 }

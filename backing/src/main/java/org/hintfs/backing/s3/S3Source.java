@@ -12,19 +12,25 @@ import io.minio.errors.MinioException;
 import io.minio.messages.Item;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.file.NoSuchFileException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import okhttp3.ConnectionPool;
 import okhttp3.Dispatcher;
+import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
+import okhttp3.Response;
 import org.hintfs.backing.DatasetSource;
 import org.hintfs.backing.ObjectChangedException;
 import org.hintfs.backing.SourceObject;
@@ -43,8 +49,9 @@ import org.slf4j.LoggerFactory;
  *   <li>Reads are ranged GETs with {@code If-Match: etag}. The response's ETag is checked as well
  *       (not every server honours If-Match): an object changed since the listing is refused with
  *       {@link ObjectChangedException}, never served.
- *   <li>OkHttp gets its own dispatcher and connection pool sized {@code maxConnections} (its
- *       default dispatcher allows 5 requests per host).
+ *   <li>Each request runs on the thread that asks for it (no hand-off to OkHttp's dispatcher
+ *       threads); at most {@code maxConnections} of them wait for headers at once, and the
+ *       connection pool keeps as many (OkHttp's default dispatcher allows 5 per host).
  *   <li>5xx, 429, timeouts, refused connections and resets are retried with jittered exponential
  *       backoff (50 ms doubling, at most 2 s apart) until {@code retryTime} has passed, with a last
  *       attempt then; after that the read fails with a {@link SourceUnavailableException} marked as
@@ -109,12 +116,10 @@ public final class S3Source implements DatasetSource {
     boolean aws = uri.getHost().endsWith("amazonaws.com");
     S3Credentials creds = S3Credentials.resolve(options.env());
     int n = options.maxConnections();
-    Dispatcher dispatcher = new Dispatcher();
-    dispatcher.setMaxRequests(n);
-    dispatcher.setMaxRequestsPerHost(n);
     OkHttpClient http =
         new OkHttpClient.Builder()
-            .dispatcher(dispatcher)
+            .dispatcher(callerRunsDispatcher())
+            .addInterceptor(new RequestPermits(n))
             .connectionPool(new ConnectionPool(n, 5, TimeUnit.MINUTES))
             .connectTimeout(5, TimeUnit.SECONDS)
             .readTimeout(10, TimeUnit.SECONDS)
@@ -155,6 +160,21 @@ public final class S3Source implements DatasetSource {
     log.debug("opening {}", s.summary);
     s.probe();
     return s;
+  }
+
+  /**
+   * A dispatcher that runs each request on the thread that asked for it. minio-java's blocking
+   * calls are its asynchronous ones joined: on OkHttp's default dispatcher every GET went from the
+   * caller to a dispatcher thread and back, two thread hand-offs per miss for nothing, the caller
+   * being blocked anyway. Its limits are lifted so that no call ever waits in its queue (a queued
+   * call would run on whichever thread finished another): {@link RequestPermits} bounds the
+   * requests in flight instead.
+   */
+  static Dispatcher callerRunsDispatcher() {
+    Dispatcher d = new Dispatcher(new CallerRuns());
+    d.setMaxRequests(Integer.MAX_VALUE);
+    d.setMaxRequestsPerHost(Integer.MAX_VALUE);
+    return d;
   }
 
   /** One small listing: fails with a user-fit message on bad credentials, bucket or endpoint. */
@@ -321,6 +341,69 @@ public final class S3Source implements DatasetSource {
     m.put("retries", retries.retries.sum());
     m.put("failedAfterRetries", retries.failures.sum());
     return m;
+  }
+
+  /** Runs every task at once on the thread that submits it. */
+  private static final class CallerRuns extends AbstractExecutorService {
+    private volatile boolean shutdown;
+
+    @Override
+    public void execute(Runnable task) {
+      task.run();
+    }
+
+    @Override
+    public void shutdown() {
+      shutdown = true;
+    }
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      shutdown = true;
+      return List.of();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return shutdown;
+    }
+  }
+
+  /**
+   * At most {@code n} requests between sending and their response's headers, as OkHttp's dispatcher
+   * bounded them before (its call ended when the headers were in; the body is read after).
+   */
+  private static final class RequestPermits implements Interceptor {
+    private final Semaphore permits;
+
+    RequestPermits(int n) {
+      this.permits = new Semaphore(n);
+    }
+
+    @Override
+    public Response intercept(Chain chain) throws IOException {
+      try {
+        permits.acquire();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted waiting for an S3 connection");
+      }
+      try {
+        return chain.proceed(chain.request());
+      } finally {
+        permits.release();
+      }
+    }
   }
 
   @Override
