@@ -3,7 +3,7 @@
 # S3Proxy on loopback (warmed first: every object read three times with rclone), the 2,000-file
 # dataset (FILES=N: N files, in a WORKDIR of their own); for each variant a fresh hintfs mount
 # with an empty cache (RAM tier off; disk tier off too with NODISK=1, so that later passes are
-# misses again), PASSES passes of 8 readers (page cache
+# misses again), PASSES passes of READERS readers (default 8; page cache
 # dropped before each), then rclone's first pass twice for reference. For every pass: files/s and
 # the CPU seconds of each thread group (utime + stime from /proc/PID/task; the compiler threads
 # are C1_CompilerThre and C2_CompilerThre) and of the whole process, per 1,000 files. One GET per
@@ -16,11 +16,13 @@
 # default 0. IMPORT_TORCH=1: instead, between the mount
 # and the pass, `import torch, torchvision` in /usr/bin/python3 (a trainer's start that needs the
 # CPU too), timed: its seconds are printed with the pass.
-# Usage: [VARIANTS=...] [PASSES=1] [NODISK=1] [SETTLE=S] tests/bench/jit-bench.sh [WORKDIR]   (root)
+# Usage: [VARIANTS=...] [PASSES=1] [READERS=8] [NODISK=1] [SETTLE=S] tests/bench/jit-bench.sh
+#        [WORKDIR]   (root)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-jit-bench}
 passes=${PASSES:-1}
+readers=${READERS:-8}
 IFS=';' read -r -a variants <<<"${VARIANTS:-1|;1|-XX:TieredStopAtLevel=1}"
 s3_bench_start "$work"
 tick=$(getconf CLK_TCK)
@@ -52,7 +54,7 @@ pass_report() {
   local before after rate
   before=$(cpu_by_thread "$2")
   drop
-  rate=$(run "$work/mnt" 8 "$3")
+  rate=$(run "$work/mnt" "$readers" "$3")
   after=$(cpu_by_thread "$2")
   join -a2 -e0 -o 0,1.2,2.2 <(echo "$before") <(echo "$after") | awk -v t="$tick" -v f="$ds_files" -v l="$1" -v r="$rate" '
     { d = ($3 - $2) / t / (f / 1000); if ($1 == "PROCESS") tot = d; else if (d >= 0.02) s = s sprintf(" %s %.2f", $1, d) }
