@@ -3,8 +3,8 @@
 # S3Proxy on loopback (warmed first: every object read three times with rclone), the 2,000-file
 # dataset (FILES=N: N files, in a WORKDIR of their own); for each variant a fresh hintfs mount
 # with an empty cache (RAM tier off; disk tier off too with NODISK=1, so that later passes are
-# misses again), PASSES passes of READERS readers (default 8; page cache
-# dropped before each), then rclone's first pass twice for reference. For every pass: files/s and
+# misses again), PASSES passes of READERS readers (default 8; page cache dropped before each),
+# then rclone's first pass twice for reference. For every pass: files/s and
 # the CPU seconds of each thread group (utime + stime from /proc/PID/task; the compiler threads
 # are C1_CompilerThre and C2_CompilerThre) and of the whole process, per 1,000 files. One GET per
 # miss is checked after each variant.
@@ -13,9 +13,9 @@
 # run: give each jar a directory of its own, where its AOT cache is kept beside it); a variant
 # 'rclone' is rclone's first pass there (interleaved with hintfs's; without one, two run last).
 # SETTLE=S: seconds between each mount and its first pass (a trainer's own start), for rclone too;
-# default 0. IMPORT_TORCH=1: instead, between the mount
-# and the pass, `import torch, torchvision` in /usr/bin/python3 (a trainer's start that needs the
-# CPU too), timed: its seconds are printed with the pass.
+# default 0. IMPORT_TORCH=1: instead, between the mount and the pass, `import torch, torchvision`
+# in /usr/bin/python3 (a trainer's start that needs the CPU too), timed: its seconds are printed
+# with the pass.
 # Usage: [VARIANTS=...] [PASSES=1] [READERS=8] [NODISK=1] [SETTLE=S] tests/bench/jit-bench.sh
 #        [WORKDIR]   (root)
 set -euo pipefail
