@@ -72,13 +72,19 @@ s3_start() {
   echo "$key:$secret" >"$1/s3fs.passwd" && chmod 600 "$1/s3fs.passwd"
 }
 
-# s3_warm WORK: every object read three times through S3Proxy (rclone copy), so that no
-# filesystem measured afterwards pays for the server's own JIT warm-up.
+# s3_warm WORK: every object read S3_WARM times (default 10) through S3Proxy (rclone copy, 8
+# transfers), so that no filesystem measured afterwards pays for the server's own JIT warm-up; the
+# seconds of each round go to stderr. Three rounds were not enough: S3Proxy was still compiling,
+# and whoever was measured first lost up to a third of its first pass (BENCHMARKS.md, issue 26).
 s3_warm() {
-  for _ in 1 2 3; do
+  local t0 times=()
+  for _ in $(seq "${S3_WARM:-10}"); do
+    t0=$EPOCHREALTIME
     rm -rf "$1/warm" && rclone copy --transfers 8 s3p:bench/ds "$1/warm" 2>/dev/null
+    times+=("$(printf '%.1f' "$(echo "$EPOCHREALTIME - $t0" | bc)")")
   done
   rm -rf "$1/warm"
+  echo "S3Proxy warmed: ${times[*]} s per round of $ds_files GETs" >&2
 }
 
 # s3_bench_start WORK: what an S3 benchmark of the whole dataset starts with: the dataset, the

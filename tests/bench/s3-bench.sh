@@ -16,6 +16,7 @@
 # Between each mount and its first pass, a trainer's start: `import torch, torchvision` in
 # /usr/bin/python3 (1.5-3 s of CPU here), the same for every filesystem (hintfs warms its miss path
 # meanwhile; NO_TRAINER_START=1 leaves it out).
+# FS_ORDER: the order the filesystems are measured in at each endpoint (default: hintfs s3fs rclone).
 # Usage: tests/bench/s3-bench.sh [WORKDIR] (root; after mvn package; needs s3fs and rclone)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -38,7 +39,7 @@ mount_pid() {
 declare -A r cpus
 for ep in direct proxy; do
   if [[ $ep == direct ]]; then p=$port remote=s3p; else p=$pport remote=s3x; fi
-  for fs in hintfs s3fs rclone; do
+  for fs in ${FS_ORDER:-hintfs s3fs rclone}; do
     for t in 1 8; do
       rm -rf "$work/cache"
       mount_fs $fs $p $remote "$work/mnt" "$work/cache" --ram-cache 0
