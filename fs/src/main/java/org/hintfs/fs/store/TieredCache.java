@@ -211,7 +211,7 @@ public final class TieredCache implements AutoCloseable {
    */
   public boolean copyOut(int id, long offset, int n, boolean countHit, NativeSink sink) {
     int len = units.length(id, 0);
-    if (disk == null || isBlocked(id) || len > COPY_OUT_MAX || ram.contains(id, 0)) {
+    if (!servedFromMap(id, len)) {
       return false;
     }
     if (!disk.copyOut(new Unit(catalog, id, 0, len, false), offset, n, sink)) {
@@ -222,6 +222,14 @@ public final class TieredCache implements AutoCloseable {
       stats.bytesFromCache.add(len);
     }
     return true;
+  }
+
+  /**
+   * True if whole file {@code id} of {@code len} bytes is one whose reads {@link #copyOut} serves
+   * from the disk tier's map: small enough, not in blocks, not in the RAM tier (which comes first).
+   */
+  private boolean servedFromMap(int id, int len) {
+    return disk != null && !isBlocked(id) && len <= COPY_OUT_MAX && !ram.contains(id, 0);
   }
 
   /**
@@ -351,7 +359,7 @@ public final class TieredCache implements AutoCloseable {
   public void prefetch(int id) throws IOException {
     boolean onDisk = index.prefetching(id);
     int len = units.length(id, 0);
-    if (onDisk && disk != null && !isBlocked(id) && len <= COPY_OUT_MAX && !ram.contains(id, 0)) {
+    if (onDisk && servedFromMap(id, len)) {
       // Its reads will copy it out of the map: have the kernel read its pages now, no heap copy.
       stats.diskReadAhead.increment();
       disk.willNeed(new Unit(catalog, id, 0, len, false));
