@@ -3,8 +3,9 @@
 Usage: /usr/bin/python3 seed_prefetch_check.py MOUNT SOURCE SAMPLER_SEED HINT_SEED EPOCHS
 Rank 0 of 2. Every byte string is compared with the source. Prints one JSON line: opens served
 locally after the first 8 batches of each epoch (the batches the DataLoader requests
-at once when an epoch starts, before anything can be prefetched) (from the mount's stats), elapsed seconds, and
-the prediction's stats.
+at once when an epoch starts, before anything can be prefetched) (from the mount's stats), the
+share of them that missed although their prefetch was under way (late), elapsed seconds, and the
+prediction's stats.
 """
 import hashlib
 import json
@@ -24,6 +25,11 @@ def raw(path):
         return f.read()
 
 
+def late(stats):
+    """Misses whose prefetch had been asked for but had not landed when the reader opened them."""
+    return sum(st["misses_prefetch_late"] for st in stats["streams"])
+
+
 def keep(batch):
     return batch
 
@@ -34,7 +40,7 @@ def main(mount, source, sampler_seed, hint_seed, epochs):
     hints = Hints(mount, dataset="train")
     sampler = DistributedSampler(ds, num_replicas=2, rank=0, shuffle=True, seed=sampler_seed)
     loader = DataLoader(ds, batch_size=16, sampler=sampler, num_workers=4, collate_fn=keep)
-    local = opens = 0
+    local = opens = late_misses = 0
     t0 = time.time()
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
@@ -44,14 +50,16 @@ def main(mount, source, sampler_seed, hint_seed, epochs):
         for b, batch in enumerate(loader):
             if b == 8:  # the loader asks for num_workers x prefetch_factor = 8 batches at once
                 s = hints.stats()
-                h0, m0 = s["open_hits"], s["open_misses"]
+                h0, m0, l0 = s["open_hits"], s["open_misses"], late(s)
             for data, _ in batch:
                 assert hashlib.sha256(data).hexdigest() == want[order[k]], "wrong bytes"
                 k += 1
         s = hints.stats()
         local += s["open_hits"] - h0
+        late_misses += late(s) - l0
         opens += s["open_hits"] + s["open_misses"] - h0 - m0
     print(json.dumps({"local_after_first_batches": local / opens, "opens": opens,
+                      "late_after_first_batches": late_misses / opens,
                       "seconds": time.time() - t0, "prediction": hints.stats()["prediction"]}))
 
 

@@ -26,12 +26,13 @@ class SeedPrefetchIT {
   @BeforeEach
   void setUp() throws Exception {
     src = tmp.resolve("src");
-    // 1,600 files per rank, a window of 128 (the loader reads up to 4 workers x 2 batches x 16 =
-    // 128 files ahead): a wrong order then matches by chance about 5 x 128 / 1600 =
-    // 40% of opens, below the 50% under which the prediction is dropped.
-    HostileTree.imageFolder(src, 3200, 8, 11);
+    HostileTree.imageFolder(src, 3200, 8, 11); // 1,600 files per rank
     mnt = Files.createDirectories(tmp.resolve("mnt"));
-    Hintfs.mount(src, mnt, "--source-latency-ms", "10", "--prefetch-window", "128");
+  }
+
+  private void mount(int window) throws Exception {
+    Hintfs.mount(
+        src, mnt, "--source-latency-ms", "10", "--prefetch-window", String.valueOf(window));
   }
 
   @AfterEach
@@ -52,23 +53,39 @@ class SeedPrefetchIT {
                 "2"),
             600);
     assertThat(r.rc()).as(r.out()).isZero();
-    return new ObjectMapper().readTree(r.out().strip().lines().reduce((a, b) -> b).get());
+    String last = r.out().strip().lines().reduce((a, b) -> b).get();
+    System.out.println("seed_prefetch_check " + samplerSeed + "/" + hintSeed + ": " + last);
+    return new ObjectMapper().readTree(last);
   }
 
   @Test
   void withTheRightSeed_opensFindTheirBytesLocal() throws Exception {
+    // The default window (256 files): twice what this loader asks for at once (4 workers x
+    // prefetch_factor 2 x 16 files). With a window of only that burst, CI twice saw 0.928 and 0.941
+    // of opens local: the rest were prefetches still in flight (late), mid-epoch. The window is the
+    // prefetch's whole lead over the loader's furthest worker (8 batches, about 90 ms here), and
+    // a loaded 2-core machine sometimes keeps the fetch threads off the CPU longer than that (with
+    // two busy loops beside it: 0.95-1.0 local at 128, 0.99-1.0 at 256; late + local >= 0.999).
+    mount(256);
     JsonNode n = run(1234, 1234);
-    // After the first 8 batches of each epoch (what 4 workers x prefetch_factor 2 ask for at once,
-    // before anything can be prefetched), >= 95% of opens find their bytes local.
-    assertThat(n.path("local_after_first_batches").asDouble())
+    // After the first 8 batches of each epoch (what the loader asks for at once, before anything
+    // can be prefetched), every open was predicted: its bytes were local or already being fetched
+    // ahead; and >= 95% found them local.
+    double local = n.path("local_after_first_batches").asDouble();
+    assertThat(local + n.path("late_after_first_batches").asDouble())
         .as(n.toString())
-        .isGreaterThanOrEqualTo(0.95);
+        .isGreaterThanOrEqualTo(0.99);
+    assertThat(local).as(n.toString()).isGreaterThanOrEqualTo(0.95);
     assertThat(n.path("prediction").path("prefetched").asLong()).isPositive();
     assertThat(n.path("prediction").path("stale_drops").asLong()).isZero();
   }
 
   @Test
   void aWrongSeedGivesCorrectBytesAndNoHang_andThePredictionIsDropped() throws Exception {
+    // A window of 128 (the loader reads up to 4 workers x 2 batches x 16 = 128 files ahead): a
+    // wrong order then matches by chance about 5 x 128 / 1600 = 40% of opens, below the 50% under
+    // which the prediction is dropped.
+    mount(128);
     JsonNode n = run(1234, 999);
     assertThat(n.path("prediction").path("stale_drops").asLong()).as(n.toString()).isPositive();
   }
