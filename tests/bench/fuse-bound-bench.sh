@@ -24,11 +24,7 @@ compile_reader "$work"
 mkdir -p "$work/mnt"
 unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
-if [[ ! -d $work/cache ]]; then
-  "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" >/dev/null
-  run "$work/mnt" 8 0 >/dev/null
-  "$hintfs" unmount "$work/mnt"
-fi
+fill_cache "$work"
 
 # daemon ARGS...: mounts a new daemon, prints "fresh warm" files/s, unmounts
 daemon() {

@@ -28,11 +28,7 @@ unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
 first=$(cd "$work/src" && find . -type f | sort | sed -n 1p)
 export HINTFS_AOT_DIR=$work/aot
-if [[ ! -d $work/cache ]]; then
-  HINTFS_AOT=0 JAVA=$j17/bin/java "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" >/dev/null
-  run "$work/mnt" 8 0 >/dev/null
-  "$hintfs" unmount "$work/mnt"
-fi
+HINTFS_AOT=0 JAVA=$j17/bin/java fill_cache "$work"
 JAVA=$j17/bin/java "$hintfs" aot-cache >&2
 JAVA=$j25/bin/java "$hintfs" aot-cache >&2
 

@@ -25,6 +25,16 @@ compile_reader() {
   reader_cp="$1/classes"
 }
 
+# fill_cache WORK: WORK/cache filled with every file of WORK/src by one pass through a mount at
+# WORK/mnt, unless it is there already (kept between runs: remove it when the dataset changes).
+fill_cache() {
+  if [[ ! -d $1/cache ]]; then
+    "$hintfs" mount "$1/src" "$1/mnt" --cache-dir "$1/cache" >/dev/null
+    run "$1/mnt" 8 0 >/dev/null
+    "$hintfs" unmount "$1/mnt"
+  fi
+}
+
 # run DIR THREADS SEED: files/s of one pass over DIR.
 run() { java -cp "$reader_cp" ReadBench "$1" "$2" "$3" | cut -d' ' -f1; }
 

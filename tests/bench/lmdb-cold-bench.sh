@@ -20,11 +20,7 @@ javac -cp "$jar" -d "$work/classes" "$root/tests/bench/LmdbColdBench.java"
 mkdir -p "$work/mnt"
 unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
-if [[ ! -d $work/cache ]]; then
-  "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/cache" >/dev/null
-  run "$work/mnt" 8 0 >/dev/null
-  "$hintfs" unmount "$work/mnt"
-fi
+fill_cache "$work"
 # inproc MODE PATH: files/s of one cold in-process pass (the drop between listing and reading)
 inproc() {
   local fifo=$work/fifo out=$work/inproc.out
