@@ -22,6 +22,12 @@ public final class ControlInput {
   private static final Set<String> READER_VERBS =
       Set.of("dataset", "seed", "order", "order+", "epoch");
 
+  /**
+   * How long a write with a reader line ({@link #READER_VERBS}) waits for the applier to have
+   * applied it before the write returns, at most.
+   */
+  static final long READER_LINE_WAIT_MS = 2_000;
+
   private final ControlParser parser;
   private final HintState state;
 
@@ -32,18 +38,23 @@ public final class ControlInput {
 
   /**
    * Applies every complete line of {@code data}; a trailing piece waits in {@code partial} (the
-   * handle's) for the rest or for {@link #finish}.
+   * handle's) for the rest or for {@link #finish}. A write with a line that describes a reader
+   * ({@code epoch}, {@code seed}, {@code dataset}, {@code order}) returns once the applier has
+   * applied it (at most {@link #READER_LINE_WAIT_MS}): the reader's next opens then belong to what
+   * it announced. An {@code epoch} applied late let the new epoch's first opens count in the old
+   * one, and a stand-in then served twice in the reader's epoch. Score lines do not wait.
    *
    * @return the reason the first rejected line was rejected, or null if none was
    */
   public String write(ByteArrayOutputStream partial, byte[] data, long pid) {
     String firstError = null;
+    boolean[] readerLine = {false};
     synchronized (partial) {
       int start = 0;
       for (int i = 0; i < data.length; i++) {
         if (data[i] == '\n') {
           partial.write(data, start, i - start);
-          String err = applyLine(partial.toString(StandardCharsets.UTF_8), pid);
+          String err = applyLine(partial.toString(StandardCharsets.UTF_8), pid, readerLine);
           firstError = firstError == null ? err : firstError;
           partial.reset();
           start = i + 1;
@@ -56,6 +67,9 @@ public final class ControlInput {
         state.reject(head, "line longer than " + ControlParser.MAX_LINE);
         firstError = firstError == null ? "line too long" : firstError;
       }
+    }
+    if (readerLine[0]) {
+      state.awaitApplied(READER_LINE_WAIT_MS); // outside the handle's lock
     }
     return firstError;
   }
@@ -72,6 +86,11 @@ public final class ControlInput {
 
   /** Parses and queues one line from {@code pid}; returns the reason it was rejected, or null. */
   public String applyLine(String line, long pid) {
+    return applyLine(line, pid, new boolean[1]);
+  }
+
+  /** {@link #applyLine(String, long)}; sets {@code readerLine[0]} if it queued a reader line. */
+  private String applyLine(String line, long pid, boolean[] readerLine) {
     try {
       String rest = line.strip();
       String job = null;
@@ -113,6 +132,7 @@ public final class ControlInput {
           writer = state.streams().forWriter(pid, job, rank, true);
         }
         state.accept(h, verb, writer);
+        readerLine[0] |= READER_VERBS.contains(verb);
       }
       return null;
     } catch (InvalidHintException | Streams.TooManyStreamsException e) {

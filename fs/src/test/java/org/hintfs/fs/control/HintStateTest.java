@@ -137,6 +137,43 @@ class HintStateTest {
     assertThat(state.awaitApplied(5_000)).isTrue();
   }
 
+  /**
+   * A write of an {@code epoch} line returns only once the line is applied, so the reader's next
+   * opens count in the epoch it announced (applied late, a stand-in served twice in one of the
+   * reader's epochs: SubstitutionIT failed so in CI). Other lines (here a policy switch) return at
+   * once.
+   */
+  @Test
+  void aWriteOfAnEpochLine_returnsOnceItIsApplied_otherLinesDoNotWait() throws Exception {
+    java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(0);
+    state.connect(
+        new Recording() {
+          @Override
+          public void switchPolicy(String name) {
+            permits.acquireUninterruptibly(); // the applier stalls on each policy line
+          }
+        });
+    ControlInput input = new ControlInput(new ControlParser(null, state), state);
+    long pid = 100;
+    var policy =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> input.write(new java.io.ByteArrayOutputStream(), "policy lru\n".getBytes(), pid));
+    try {
+      assertThat(policy.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNull(); // not waited for
+      var epoch =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> input.write(new java.io.ByteArrayOutputStream(), "epoch 3\n".getBytes(), pid));
+      Thread.sleep(300);
+      assertThat(epoch.isDone()).as("returned before the applier reached it").isFalse();
+      assertThat(state.epoch()).isNotEqualTo(3);
+      permits.release(); // the policy line applies, then the epoch line
+      assertThat(epoch.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNull();
+      assertThat(state.epoch()).isEqualTo(3); // already applied when the write returned
+    } finally {
+      permits.release(100);
+    }
+  }
+
   @Test
   void twoJobsScores_thePoliciesSeeTheHighestAnyJobGave() {
     Stream a = job("a");
