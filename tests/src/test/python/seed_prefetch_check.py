@@ -1,9 +1,10 @@
 """Read a hintfs mount with DistributedSampler(seed) after telling it a seed, and measure.
 
 Usage: /usr/bin/python3 seed_prefetch_check.py MOUNT SOURCE SAMPLER_SEED HINT_SEED EPOCHS
-Rank 0 of 2. Every byte string is compared with the source. Prints one JSON line: opens served
-locally after the first 8 batches of each epoch (the batches the DataLoader requests
-at once when an epoch starts, before anything can be prefetched) (from the mount's stats), the
+Rank 0 of 2, batch BATCH (env, default 16), WORKERS DataLoader workers (env, default 4). Every
+byte string is compared with the source. Prints one JSON line: opens served locally after the first
+2 x WORKERS batches of each epoch (the batches the DataLoader requests at once when an epoch
+starts, before anything can be prefetched) (from the mount's stats), the
 share of them that missed although their prefetch was under way (late), elapsed seconds, and the
 prediction's stats.
 """
@@ -39,7 +40,11 @@ def main(mount, source, sampler_seed, hint_seed, epochs):
     want = [hashlib.sha256(raw(p.replace(mount, source, 1))).hexdigest() for p, _ in ds.samples]
     hints = Hints(mount, dataset="train")
     sampler = DistributedSampler(ds, num_replicas=2, rank=0, shuffle=True, seed=sampler_seed)
-    loader = DataLoader(ds, batch_size=16, sampler=sampler, num_workers=4, collate_fn=keep)
+    batch_size = int(os.environ.get("BATCH", "16"))
+    workers = int(os.environ.get("WORKERS", "4"))
+    first = 2 * workers  # the loader asks for num_workers x prefetch_factor batches at once
+    loader = DataLoader(ds, batch_size=batch_size, sampler=sampler, num_workers=workers,
+                        collate_fn=keep)
     local = opens = late_misses = 0
     t0 = time.time()
     for epoch in range(epochs):
@@ -48,7 +53,7 @@ def main(mount, source, sampler_seed, hint_seed, epochs):
         order = list(sampler)
         k = 0
         for b, batch in enumerate(loader):
-            if b == 8:  # the loader asks for num_workers x prefetch_factor = 8 batches at once
+            if b == first:
                 s = hints.stats()
                 h0, m0, l0 = s["open_hits"], s["open_misses"], late(s)
             for data, _ in batch:

@@ -96,7 +96,16 @@ public final class Prefetcher implements AutoCloseable {
    *
    * @return true if the stream's time map was re-drawn: the cache must re-key its next uses
    */
-  public synchronized boolean follow(Stream s, int id) {
+  public boolean follow(Stream s, int id) {
+    return follow(s, id, 0);
+  }
+
+  /**
+   * {@link #follow(Stream, int)} for an open by process {@code pid}: each DataLoader worker's opens
+   * are also followed on from its own last one (see {@link Stream#expectedPosition(int, int, int,
+   * long)}).
+   */
+  public synchronized boolean follow(Stream s, int id, long pid) {
     int[] o = s.order().order();
     if (o == null) {
       return false;
@@ -107,7 +116,7 @@ public final class Prefetcher implements AutoCloseable {
       // to the next one, whose hint may still be on its way. They say nothing about this order.
       return false;
     }
-    int p = s.expectedPosition(id, window, Streams.MIN_BEHIND);
+    int p = s.expectedPosition(id, window, Streams.MIN_BEHIND, pid);
     boolean catchUp = s.recognition().takeCatchUp(); // only the first open after a recognition
     if (p < 0 && catchUp) {
       p = s.order().occurrenceFrom(id, pos); // a late recognition: this open places the reader
@@ -116,6 +125,7 @@ public final class Prefetcher implements AutoCloseable {
     // as if the opens before it were still to come.
     boolean placed = catchUp && p >= pos;
     boolean expected = p >= 0;
+    s.noteReader(pid, id, p);
     if (expected) {
       s.order().markRead(p);
       if (placed) {
@@ -172,7 +182,13 @@ public final class Prefetcher implements AutoCloseable {
         }
         PredictedOrder po = s.order();
         int pos = po.position();
-        int i = Math.max(pos, s.scheduledUpTo(o));
+        // From the oldest unread position once the order is confirmed: a slower DataLoader
+        // worker's files behind the furthest open are needed first. Not before: a wrong order's
+        // furthest open races ahead by chance matches, and all it passed would be fetched.
+        int i =
+            s.becameConfirmed(o)
+                ? po.lowMark()
+                : Math.max(s.confirmed() ? po.lowMark() : pos, s.scheduledUpTo(o));
         int limit = Math.min(po.extent(), pos + perStream);
         int next = -1;
         while (i < limit

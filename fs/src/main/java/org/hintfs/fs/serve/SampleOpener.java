@@ -61,7 +61,7 @@ final class SampleOpener implements AutoCloseable {
       if (stream != null) {
         // The reader moves past this open before the policy hears of it: the next use the policy
         // then sees for this sample is its next read, not the one happening now.
-        if (prefetcher.follow(stream.stream(), id)) {
+        if (prefetcher.follow(stream.stream(), id, pid)) {
           background.execute(cache.index()::orderChanged); // re-key by the stream's new time map
         }
       }

@@ -40,6 +40,16 @@ public final class PredictedOrder {
   private volatile java.util.concurrent.atomic.AtomicLongArray read =
       new java.util.concurrent.atomic.AtomicLongArray(0);
   private volatile int behind = 64;
+  // No position below this one is unread (lowMark() moves it on lazily).
+  private volatile int low;
+
+  /**
+   * How many windows ({@link #setBehind}) a slow DataLoader worker may lag the furthest open with
+   * its files still counted as about to be read: with large batches each worker is a batch or more
+   * apart (4 workers x batch 256: 1,024 positions).
+   */
+  static final int LAG_WINDOWS = 8;
+
   private volatile java.util.Map<Integer, Integer> nextHeadPosition = java.util.Map.of();
 
   /** Replaces the order; the reader starts at its beginning now, at {@code nsPerOpen}. */
@@ -54,6 +64,7 @@ public final class PredictedOrder {
     positionOf = pos;
     nextSame = same;
     position = 0;
+    low = 0;
     anchorPosition = 0;
     anchorNs = Streams.nowNs();
     this.nsPerOpen = nsPerOpen > 0 ? nsPerOpen : DEFAULT_NS_PER_OPEN;
@@ -64,9 +75,9 @@ public final class PredictedOrder {
   }
 
   /**
-   * Sets how far behind the position a file may still be unread: DataLoader workers deliver batches
-   * a little out of order, so the reader's position (the furthest open) runs ahead of a slower
-   * worker's files. Those keep their next use until they are read.
+   * Sets the stream's window: DataLoader workers read their batches side by side, so the reader's
+   * position (the furthest open) runs ahead of a slower worker's files, by up to {@link
+   * #LAG_WINDOWS} windows ({@link #lowMark}). Those keep their next use (now) until they are read.
    */
   public void setBehind(int positions) {
     behind = Math.max(0, positions);
@@ -78,6 +89,24 @@ public final class PredictedOrder {
     if (p >= 0 && p / 64 < r.length()) {
       r.getAndAccumulate(p / 64, 1L << (p % 64), (a, b) -> a | b);
     }
+  }
+
+  /**
+   * The oldest position still to be read: the first unread one, but at most {@link #LAG_WINDOWS}
+   * windows behind the furthest open (a file the reader skipped must not hold it back for good). A
+   * slower DataLoader worker's files lie between it and {@link #position}.
+   */
+  public int lowMark() {
+    int[] o = order;
+    int l = low;
+    int n = o == null ? 0 : o.length;
+    int pos = position;
+    l = Math.max(l, pos - LAG_WINDOWS * Math.max(1, behind));
+    while (l < n && l < pos && isRead(l)) {
+      l++;
+    }
+    low = l;
+    return l;
   }
 
   private boolean isRead(int p) {
@@ -130,6 +159,7 @@ public final class PredictedOrder {
     nextHead = null;
     nextHeadPosition = java.util.Map.of();
     position = 0;
+    low = 0;
   }
 
   /** The order, or null. */
@@ -194,9 +224,9 @@ public final class PredictedOrder {
       return NextUse.NEVER;
     }
     int position = this.position;
-    int q = occurrenceFrom(id, position - behind);
+    int q = occurrenceFrom(id, lowMark());
     if (q >= 0 && q < position && !isRead(q)) {
-      return timeAt(position); // a slower worker's file, just behind the furthest open: now
+      return timeAt(position); // a slower worker's file, behind the furthest open: now
     }
     int p = occurrenceFrom(id, position);
     if (p < 0) {

@@ -315,6 +315,22 @@ public final class Stream {
   }
 
   /**
+   * True if the prefetcher should look again from the oldest unread position of order {@code o}:
+   * the order just became {@link #confirmed} (before, positions the furthest open jumped past were
+   * not looked at). Under the prefetcher's lock.
+   */
+  public boolean becameConfirmed(int[] o) {
+    boolean now = confirmed();
+    boolean was = o == confirmedIn && wasConfirmed;
+    confirmedIn = o;
+    wasConfirmed = now;
+    return now && !was;
+  }
+
+  private int[] confirmedIn;
+  private boolean wasConfirmed;
+
+  /**
    * The next position of order {@code o} the prefetcher has not looked at yet: 0 in an order it has
    * not scheduled from. Under the prefetcher's lock.
    */
@@ -347,6 +363,15 @@ public final class Stream {
   }
 
   /**
+   * True once at least 32 of the last opens were judged and nine in ten of them were expected: the
+   * prediction is trusted enough to fetch what lies behind the furthest open (a slower worker's
+   * files). A wrong order, matching only by chance until it is dropped, is never trusted so.
+   */
+  public synchronized boolean confirmed() {
+    return recentCount >= 32 && recentExpected * 10 >= recentCount * 9;
+  }
+
+  /**
    * True if an open of {@code id} is where this stream's reader is expected: at most one window (at
    * least {@code minBehind}) behind its position, up to four windows ahead (DataLoader workers run
    * a few batches apart).
@@ -366,5 +391,90 @@ public final class Stream {
     int reach = Math.max(minBehind, window);
     int p = order.occurrenceFrom(id, pos - reach);
     return p >= 0 && p < pos + 4 * reach ? p : -1;
+  }
+
+  /**
+   * {@link #expectedPosition}, or, for an open by process {@code pid} (a DataLoader worker), the
+   * position just after that process's last open in this order: a worker reads its batch's samples
+   * one after another, however far it lags the furthest open. With large batches the workers' opens
+   * spread over several batches (4 workers x batch 256: over 1,000 positions), more than the window
+   * around the furthest open that {@link #expectedPosition} allows; a wrong order matches this rule
+   * by chance for only {@link #NEXT_OF_READER} in the order's length of opens.
+   */
+  public int expectedPosition(int id, int window, int minBehind, long pid) {
+    int p = expectedPosition(id, window, minBehind);
+    if (p >= 0 || pid <= 0) {
+      return p;
+    }
+    int last = lastOpenOf(pid);
+    if (last < 0) {
+      return -1;
+    }
+    int q = order.occurrenceFrom(id, last + 1);
+    return q >= 0 && q <= last + NEXT_OF_READER ? q : -1;
+  }
+
+  /** How far past its last open a reading process's next open may be (files it skipped). */
+  public static final int NEXT_OF_READER = 8;
+
+  /** How many reading processes of a stream are followed each (DataLoader workers). */
+  static final int READERS = 32;
+
+  // The last few reading processes and the position of each one's last open, in the order of
+  // readersIn (under the stream's monitor). Replaced least recently used first.
+  private final long[] readerPid = new long[READERS];
+  private final int[] readerLast = new int[READERS];
+  private final long[] readerUsed = new long[READERS];
+  private int[] readersIn;
+  private long readerClock;
+
+  /** The position of {@code pid}'s last open in the current order, or -1. */
+  private synchronized int lastOpenOf(long pid) {
+    if (readersIn != order.order()) {
+      return -1;
+    }
+    for (int i = 0; i < READERS; i++) {
+      if (readerPid[i] == pid) {
+        return readerLast[i];
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Records that {@code pid} opened {@code id}: at {@code p} where it was expected, else where the
+   * order has it (from the oldest unread position on), so its next opens can follow on from it.
+   */
+  public synchronized void noteReader(long pid, int id, int p) {
+    int[] o = order.order();
+    if (pid <= 0 || o == null) {
+      return;
+    }
+    if (p < 0) {
+      p = order.occurrenceFrom(id, order.lowMark());
+      if (p < 0) {
+        p = order.positionOf(id);
+      }
+      if (p < 0) {
+        return;
+      }
+    }
+    if (readersIn != o) {
+      java.util.Arrays.fill(readerPid, 0);
+      readersIn = o;
+    }
+    int slot = 0;
+    for (int i = 0; i < READERS; i++) {
+      if (readerPid[i] == pid) {
+        slot = i;
+        break;
+      }
+      if (readerUsed[i] < readerUsed[slot] || readerPid[i] == 0 && readerPid[slot] != 0) {
+        slot = i;
+      }
+    }
+    readerPid[slot] = pid;
+    readerLast[slot] = p;
+    readerUsed[slot] = ++readerClock;
   }
 }

@@ -132,6 +132,64 @@ class PrefetcherTest {
     assertThat(b.order().position()).isEqualTo(1000 + Stream.JUDGE_OVER - 1000);
   }
 
+  /**
+   * A DataLoader with large batches: 4 workers (pids 101..104) read batches of 128 side by side,
+   * worker w batches w, w + 4, ..., one open each in turn, so the slowest worker's file is 384
+   * positions behind the furthest open, beyond the window around it (reach 64 here). Before each
+   * worker was followed on from its own last open, three in four opens were off-order and the
+   * prediction was dropped as stale (seed hints with batch 256 and 4 workers: 0.25 of opens local).
+   */
+  @Test
+  void workersReadingLargeBatchesSideBySide_areFollowed_andTheSlowerWorkersFilesFetched()
+      throws Exception {
+    Stream a = streams.forWriter(10, null, 0, true);
+    int batch = 128;
+    int workers = 4;
+    int batches = 32;
+    a.predict(null, range(0, batch * batches), 8000);
+    prefetcher.reset(a);
+    settle();
+    for (int round = 0; round < batches / workers; round++) {
+      for (int j = 0; j < batch; j++) {
+        for (int w = 0; w < workers; w++) {
+          int id = (round * workers + w) * batch + j;
+          prefetcher.follow(a, id, 101 + w);
+          prefetcher.scheduleAhead();
+        }
+        if (round == 0 && j == 64) {
+          settle();
+          // The furthest open is 448: the slower workers' files, behind it, are fetched all the
+          // same (worker 0 is at 64, worker 1 at 192, worker 2 at 320).
+          assertThat(fetched).contains(100, 127, 228, 255, 356, 383);
+        }
+      }
+    }
+    assertThat(a.order().known()).isTrue();
+    assertThat(a.staleDrops.sum()).isZero();
+    // Off-order at most where a worker jumps to its next batch.
+    assertThat(a.offOrder.sum()).isLessThanOrEqualTo(batches);
+    assertThat(a.order().position()).isEqualTo(batch * batches);
+  }
+
+  /** The same four workers reading an order other than the predicted one: it is dropped. */
+  @Test
+  void workersReadingSideBySide_inAnotherOrder_dropThePrediction() {
+    Stream a = streams.forWriter(10, null, 0, true);
+    java.util.List<Integer> shuffled = new java.util.ArrayList<>();
+    for (int i = 0; i < 4096; i++) {
+      shuffled.add(i);
+    }
+    java.util.Collections.shuffle(shuffled, new java.util.Random(7));
+    a.predict(null, shuffled.stream().mapToInt(Integer::intValue).toArray(), 8000);
+    for (int j = 0; j < 128 && a.order().known(); j++) {
+      for (int w = 0; w < 4; w++) {
+        prefetcher.follow(a, w * 128 + j, 101 + w); // each worker in sequence, the order random
+      }
+    }
+    assertThat(a.order().known()).isFalse();
+    assertThat(a.staleDrops.sum()).isOne();
+  }
+
   @Test
   void theWindowRunsOnIntoTheNextEpochsHead() throws Exception {
     Stream a = streams.forWriter(10, null, 0, true);

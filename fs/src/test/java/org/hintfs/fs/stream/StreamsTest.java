@@ -278,6 +278,40 @@ class StreamsTest {
     assertThat(a.recognition().takeOpened()).isEmpty();
   }
 
+  @Test
+  void aSlowerWorkersFilesAreNeededNow_aFileNeverOpenedOnlyUntilTheReaderIsFarPast() {
+    Stream a = streams.forWriter(200, null, 0, true);
+    a.predict(null, range(0, 10_000), 10_000);
+    a.setBehind(100, 64); // a window of 100: lag allowed up to 8 windows
+    // The reader skipped 10 (never opened it); a slower worker has yet to open 500; the others
+    // read on to 1,199.
+    for (int p = 0; p < 1200; p++) {
+      if (p != 10 && p != 500) {
+        a.order().markRead(p);
+      }
+    }
+    a.order().moveTo(1200);
+    // 10 is unread 1,190 positions behind, further than 8 windows: no longer held as needed now.
+    assertThat(a.order().lowMark()).isEqualTo(500);
+    assertThat(a.order().nextUse(10)).isEqualTo(NextUse.NEVER);
+    assertThat(a.order().nextUse(500)).isEqualTo(a.order().timeAt(1200));
+    // Read positions are passed over; the first unread one is 10 while it is within the lag.
+    PredictedOrder o = new PredictedOrder();
+    o.set(range(0, 10_000), 10_000);
+    o.setBehind(100);
+    for (int p = 0; p < 700; p++) {
+      if (p != 10 && p != 650) {
+        o.markRead(p);
+      }
+    }
+    o.moveTo(700);
+    assertThat(o.lowMark()).isEqualTo(10);
+    assertThat(o.nextUse(10)).isEqualTo(o.timeAt(700));
+    assertThat(o.nextUse(650)).isEqualTo(o.timeAt(700));
+    o.markRead(10);
+    assertThat(o.lowMark()).isEqualTo(650);
+  }
+
   /** root 0, classes 1 and 2, then {@code files} images alternating between them. */
   static org.hintfs.policy.DirectoryTree imageFolder(int files) {
     return new org.hintfs.policy.DirectoryTree() {
