@@ -48,14 +48,15 @@ public final class ControlInput {
    */
   public String write(ByteArrayOutputStream partial, byte[] data, long pid) {
     String firstError = null;
-    boolean[] readerLine = {false};
+    boolean readerLine = false;
     synchronized (partial) {
       int start = 0;
       for (int i = 0; i < data.length; i++) {
         if (data[i] == '\n') {
           partial.write(data, start, i - start);
-          String err = applyLine(partial.toString(StandardCharsets.UTF_8), pid, readerLine);
-          firstError = firstError == null ? err : firstError;
+          Applied a = apply(partial.toString(StandardCharsets.UTF_8), pid);
+          firstError = firstError == null ? a.error() : firstError;
+          readerLine |= a.readerLine();
           partial.reset();
           start = i + 1;
         }
@@ -68,7 +69,7 @@ public final class ControlInput {
         firstError = firstError == null ? "line too long" : firstError;
       }
     }
-    if (readerLine[0]) {
+    if (readerLine) {
       state.awaitApplied(READER_LINE_WAIT_MS); // outside the handle's lock
     }
     return firstError;
@@ -86,11 +87,19 @@ public final class ControlInput {
 
   /** Parses and queues one line from {@code pid}; returns the reason it was rejected, or null. */
   public String applyLine(String line, long pid) {
-    return applyLine(line, pid, new boolean[1]);
+    return apply(line, pid).error();
   }
 
-  /** {@link #applyLine(String, long)}; sets {@code readerLine[0]} if it queued a reader line. */
-  private String applyLine(String line, long pid, boolean[] readerLine) {
+  /**
+   * What applying one line did: the reason it was rejected (null if it was not), and whether it
+   * queued a line that describes a reader (see {@link #write}).
+   */
+  private record Applied(String error, boolean readerLine) {
+    static final Applied NOTHING = new Applied(null, false);
+  }
+
+  /** {@link #applyLine(String, long)}, telling whether it queued a reader line. */
+  private Applied apply(String line, long pid) {
     try {
       String rest = line.strip();
       String job = null;
@@ -115,7 +124,7 @@ public final class ControlInput {
       }
       String verb = rest.isEmpty() ? "" : rest.split("\\s+", 2)[0].toLowerCase(Locale.ROOT);
       if (verb.isEmpty() || verb.startsWith("#")) {
-        return null;
+        return Applied.NOTHING;
       }
       if (job != null && !namedRank && verb.equals("seed")) {
         rank = seedRank(rest); // "job sweep seed 1 world 4 rank 2": the seed names the rank
@@ -132,12 +141,12 @@ public final class ControlInput {
           writer = state.streams().forWriter(pid, job, rank, true);
         }
         state.accept(h, verb, writer);
-        readerLine[0] |= READER_VERBS.contains(verb);
+        return new Applied(null, READER_VERBS.contains(verb));
       }
-      return null;
+      return Applied.NOTHING;
     } catch (InvalidHintException | Streams.TooManyStreamsException e) {
       state.reject(line, e.getMessage());
-      return e.getMessage();
+      return new Applied(e.getMessage(), false);
     }
   }
 
