@@ -287,7 +287,7 @@ public final class Streams implements NextUse, AutoCloseable {
     Stream best = null;
     long bestDistance = Long.MAX_VALUE;
     for (Stream s : act) {
-      int p = s.expectedPosition(id, window, MIN_BEHIND);
+      int p = s.expectedPosition(id, window, MIN_BEHIND, pid); // pid: a worker's next file too
       if (p >= 0) {
         long d = Math.abs((long) p - s.order().position());
         if (d < bestDistance) {

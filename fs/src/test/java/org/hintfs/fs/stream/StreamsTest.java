@@ -156,6 +156,21 @@ class StreamsTest {
     assertThat(streams.attribute(999, 700)).isNull();
   }
 
+  /**
+   * A stream whose hint came from a shell (no owning ancestor), read with a large batch: a worker's
+   * open far behind the furthest one still goes to the stream, just after that worker's last.
+   */
+  @Test
+  void withNoOwningAncestor_aWorkersNextFile_farBehindTheFurthestOpen_takesTheOpen() {
+    Stream a = streams.forWriter(200, null, 0, true);
+    a.predict(null, range(0, 1000), 1000);
+    a.order().moveTo(600); // other workers read on to 599
+    assertThat(streams.attribute(999, 100)).isNull(); // 500 behind: beyond the window
+    a.noteReader(999, 99, 99); // 999's last open was 99
+    assertThat(streams.attribute(999, 100)).isEqualTo(new Streams.Attribution(a, false));
+    assertThat(streams.attribute(999, 120)).isNull(); // not its next file
+  }
+
   @Test
   void namedStreams_areKeyedByJobAndRank_whoeverWrites() {
     Stream s = streams.forWriter(999, "sweep", 1, true);
