@@ -339,6 +339,7 @@ final class StatusCommand implements Callable<Integer> {
                   + st.path("position").asLong()
                   + " of "
                   + st.path("length").asLong()
+                  + workers(st)
                   + ", "
                   + st.path("files_in_flight").asLong()
                   + " in flight"
@@ -357,6 +358,14 @@ final class StatusCommand implements Callable<Integer> {
               opens == 0 ? "-" : String.format("%.1f%%", 100.0 * st.path("hits").asLong() / opens),
               st.path("off_order_opens").asLong()));
     }
+  }
+
+  /** " (N workers, the slowest at P)" for a stream read by several DataLoader workers. */
+  private static String workers(JsonNode st) {
+    int n = st.path("workers_followed").asInt();
+    return n < 2
+        ? ""
+        : " (" + n + " workers, the slowest at " + st.path("oldest_unread").asLong() + ")";
   }
 
   private static void row(StringBuilder out, String k, String v) {

@@ -142,6 +142,11 @@ public final class StatsReport {
       e.put("seed", spec == null ? null : spec.seed());
       e.put("known", o.known());
       e.put("position", o.position());
+      // Where the slowest DataLoader worker is (the first position not yet read), and how many
+      // workers are followed; confirmed: nine in ten of the last opens were where expected.
+      e.put("oldest_unread", o.known() ? o.lowMark() : 0);
+      e.put("workers_followed", st.readersFollowed());
+      e.put("confirmed", o.known() && st.confirmed());
       e.put("length", o.order() == null ? 0 : o.order().length);
       e.put("window", pf.windowPerStream());
       e.put("files_in_flight", pf.filesInFlight(st));

@@ -109,7 +109,7 @@ public final class PredictedOrder {
     return l;
   }
 
-  private boolean isRead(int p) {
+  boolean isRead(int p) {
     java.util.concurrent.atomic.AtomicLongArray r = read;
     return p / 64 < r.length() && (r.get(p / 64) & (1L << (p % 64))) != 0;
   }

@@ -399,19 +399,32 @@ public final class Stream {
    * one after another, however far it lags the furthest open. With large batches the workers' opens
    * spread over several batches (4 workers x batch 256: over 1,000 positions), more than the window
    * around the furthest open that {@link #expectedPosition} allows; a wrong order matches this rule
-   * by chance for only {@link #NEXT_OF_READER} in the order's length of opens.
+   * by chance for only {@link #NEXT_OF_READER} in the order's length of opens. Once the order is
+   * {@link #confirmed}, also any unread position behind the furthest open (a worker starting its
+   * next batch while another has already gone further).
    */
   public int expectedPosition(int id, int window, int minBehind, long pid) {
     int p = expectedPosition(id, window, minBehind);
-    if (p >= 0 || pid <= 0) {
+    if (p >= 0 || !order.known()) {
       return p;
     }
-    int last = lastOpenOf(pid);
-    if (last < 0) {
-      return -1;
+    int last = pid > 0 ? lastOpenOf(pid) : -1;
+    if (last >= 0) {
+      int q = order.occurrenceFrom(id, last + 1);
+      if (q >= 0 && q <= last + NEXT_OF_READER) {
+        return q;
+      }
     }
-    int q = order.occurrenceFrom(id, last + 1);
-    return q >= 0 && q <= last + NEXT_OF_READER ? q : -1;
+    if (confirmed()) {
+      // A worker's first file of its next batch, behind the furthest open: a slower worker's
+      // file, unread, as lowMark() counts them. Only for a confirmed order: a wrong one would
+      // match everything its furthest open raced past.
+      int q = order.occurrenceFrom(id, order.lowMark());
+      if (q >= 0 && q < order.position() && !order.isRead(q)) {
+        return q;
+      }
+    }
+    return -1;
   }
 
   /** How far past its last open a reading process's next open may be (files it skipped). */
@@ -427,6 +440,18 @@ public final class Stream {
   private final long[] readerUsed = new long[READERS];
   private int[] readersIn;
   private long readerClock;
+
+  /** How many reading processes (DataLoader workers) are followed in the current order. */
+  public synchronized int readersFollowed() {
+    if (readersIn == null || readersIn != order.order()) {
+      return 0;
+    }
+    int n = 0;
+    for (long pid : readerPid) {
+      n += pid != 0 ? 1 : 0;
+    }
+    return n;
+  }
 
   /** The position of {@code pid}'s last open in the current order, or -1. */
   private synchronized int lastOpenOf(long pid) {

@@ -169,6 +169,8 @@ class PrefetcherTest {
     // Off-order at most where a worker jumps to its next batch.
     assertThat(a.offOrder.sum()).isLessThanOrEqualTo(batches);
     assertThat(a.order().position()).isEqualTo(batch * batches);
+    assertThat(a.readersFollowed()).isEqualTo(workers);
+    assertThat(a.confirmed()).isTrue();
   }
 
   /** The same four workers reading an order other than the predicted one: it is dropped. */
@@ -188,6 +190,7 @@ class PrefetcherTest {
     }
     assertThat(a.order().known()).isFalse();
     assertThat(a.staleDrops.sum()).isOne();
+    assertThat(a.confirmed()).isFalse();
   }
 
   @Test

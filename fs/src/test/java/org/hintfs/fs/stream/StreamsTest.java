@@ -172,6 +172,32 @@ class StreamsTest {
   }
 
   @Test
+  void aConfirmedOrder_expectsAnUnreadFileBehindTheFurthestOpen_anUnconfirmedOneDoesNot() {
+    Stream a = streams.forWriter(200, null, 0, true);
+    a.predict(null, range(0, 10_000), 10_000);
+    a.setBehind(256, 64);
+    a.order().moveTo(3000); // the furthest open; 1,000 is unread, 2,000 behind it
+    assertThat(a.expectedPosition(1000, 256, 64, 0)).isEqualTo(-1);
+    for (int k = 0; k < 31; k++) {
+      a.judge(true);
+    }
+    assertThat(a.confirmed()).isFalse(); // 31 verdicts: too few
+    a.judge(true);
+    assertThat(a.confirmed()).isTrue();
+    assertThat(a.expectedPosition(1000, 256, 64, 0)).isEqualTo(1000);
+    // Further back than 8 windows (3,000 - 2,048 = 952): not counted as a slower worker's.
+    assertThat(a.expectedPosition(900, 256, 64, 0)).isEqualTo(-1);
+    a.order().markRead(1000);
+    a.order().markRead(1001);
+    assertThat(a.expectedPosition(1001, 256, 64, 0)).isEqualTo(-1); // read already
+    for (int k = 0; k < 4; k++) {
+      a.judge(false); // 28 of 32... then of 36: under nine in ten
+    }
+    assertThat(a.confirmed()).isFalse();
+    assertThat(a.expectedPosition(1002, 256, 64, 0)).isEqualTo(-1);
+  }
+
+  @Test
   void namedStreams_areKeyedByJobAndRank_whoeverWrites() {
     Stream s = streams.forWriter(999, "sweep", 1, true);
     assertThat(streams.forWriter(100, "sweep", 1, true)).isSameAs(s);
