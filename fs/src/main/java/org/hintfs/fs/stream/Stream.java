@@ -372,16 +372,11 @@ public final class Stream {
   }
 
   /**
-   * True if an open of {@code id} is where this stream's reader is expected: at most one window (at
-   * least {@code minBehind}) behind its position, up to four windows ahead (DataLoader workers run
-   * a few batches apart).
+   * The position of {@code id} near the furthest open, or -1: at most one window (at least {@code
+   * minBehind}) behind the reader's position, up to four windows ahead (DataLoader workers run a
+   * few batches apart).
    */
-  public boolean expects(int id, int window, int minBehind) {
-    return expectedPosition(id, window, minBehind) >= 0;
-  }
-
-  /** The position {@link #expects} found {@code id} at, or -1. */
-  public int expectedPosition(int id, int window, int minBehind) {
+  private int nearFurthestOpen(int id, int window, int minBehind) {
     if (!order.known()) {
       return -1;
     }
@@ -394,17 +389,18 @@ public final class Stream {
   }
 
   /**
-   * {@link #expectedPosition}, or, for an open by process {@code pid} (a DataLoader worker), the
-   * position just after that process's last open in this order: a worker reads its batch's samples
-   * one after another, however far it lags the furthest open. With large batches the workers' opens
-   * spread over several batches (4 workers x batch 256: over 1,000 positions), more than the window
-   * around the furthest open that {@link #expectedPosition} allows; a wrong order matches this rule
-   * by chance for only {@link #NEXT_OF_READER} in the order's length of opens. Once the order is
-   * {@link #confirmed}, also any unread position behind the furthest open (a worker starting its
-   * next batch while another has already gone further).
+   * Where an open of {@code id} by process {@code pid} is expected in the order, or -1: {@link
+   * #nearFurthestOpen}, or, for an open by a DataLoader worker, the position just after that
+   * process's last open in this order: a worker reads its batch's samples one after another,
+   * however far it lags the furthest open. With large batches the workers' opens spread over
+   * several batches (4 workers x batch 256: over 1,000 positions), more than the window around the
+   * furthest open that {@link #nearFurthestOpen} allows; a wrong order matches this rule by chance
+   * for only {@link #NEXT_OF_READER} in the order's length of opens. Once the order is {@link
+   * #confirmed}, also any unread position behind the furthest open (a worker starting its next
+   * batch while another has already gone further).
    */
   public int expectedPosition(int id, int window, int minBehind, long pid) {
-    int p = expectedPosition(id, window, minBehind);
+    int p = nearFurthestOpen(id, window, minBehind);
     if (p >= 0 || !order.known()) {
       return p;
     }
