@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Seed hints with large DataLoader batches: rank 0 of 2 over 12,800 small files, a source with
-# 10 ms per read (--source-latency-ms), prefetch window 256, two epochs, for each batch x workers
-# below: with the right seed hint, and with a wrong one (dropped as stale: the mount then reads as
-# with no hint), side by side. Prints the share of opens local after each epoch's first batches,
-# stale drops and seconds, and the wrong/right time ratio.
+# LATENCY_MS per read (--source-latency-ms, default 10), prefetch window WINDOW (default 256), two
+# epochs, for each batch x workers below: with the right seed hint, and with a wrong one (dropped
+# as stale: the mount then reads as with no hint), side by side. Prints the share of opens local
+# after each epoch's first batches, stale drops and seconds, and the wrong/right time ratio; last,
+# the right seed's share local in each epoch's first batches (its head: the opens before the
+# loader yields batch 2 x workers).
 # Usage: tests/bench/seed-batch-bench.sh [WORKDIR] (root); CONFIGS="16x4 256x4" to choose.
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-seed-batch}
 configs=${CONFIGS:-16x4 64x8 256x4 512x4}
+window=${WINDOW:-256}
+latency=${LATENCY_MS:-10}
 src="$work/src" mnt="$work/mnt"
 if [[ ! -d $src ]]; then
   /usr/bin/python3 - "$src" <<'PY'
@@ -24,23 +28,25 @@ fi
 mkdir -p "$mnt"
 unmount_if_mounted "$mnt"
 trap 'unmount_if_mounted "$mnt"' EXIT
-one() { # BATCH WORKERS HINT_SEED -> "local drops seconds"
+one() { # BATCH WORKERS HINT_SEED -> "local drops seconds head_local"
   rm -rf "$work/cache"
-  "$hintfs" mount "$src" "$mnt" --cache-dir "$work/cache" --source-latency-ms 10 \
-    --prefetch-window 256 >/dev/null
+  "$hintfs" mount "$src" "$mnt" --cache-dir "$work/cache" --source-latency-ms "$latency" \
+    --prefetch-window "$window" >/dev/null
   BATCH=$1 WORKERS=$2 /usr/bin/python3 "$root/tests/src/test/python/seed_prefetch_check.py" \
     "$mnt" "$src" 1234 "$3" 2 2>/dev/null | tail -1 | /usr/bin/python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-print("%.3f %d %.1f" % (r["local_after_first_batches"], r["prediction"]["stale_drops"], r["seconds"]))'
+print("%.3f %d %.1f %.3f" % (r["local_after_first_batches"], r["prediction"]["stale_drops"],
+                             r["seconds"], r["local_first_batches"]))'
   "$hintfs" unmount "$mnt"
 }
-echo "| batch x workers | right seed: local | stale drops | s | wrong seed: local | stale drops | s | wrong / right time |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| batch x workers | right seed: local | stale drops | s | wrong seed: local | stale drops | s | wrong / right time | right seed: first batches local |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for c in $configs; do
   right=$(one "${c%x*}" "${c#*x}" 1234)
   wrong=$(one "${c%x*}" "${c#*x}" 999)
-  read -r rl rd rs <<<"$right"
-  read -r wl wd ws <<<"$wrong"
-  echo "| $c | $rl | $rd | $rs | $wl | $wd | $ws | $(/usr/bin/python3 -c "print('%.1fx' % ($ws / $rs))") |"
+  read -r rl rd rs rh <<<"$right"
+  read -r wl wd ws _ <<<"$wrong"
+  echo "| $c | $rl | $rd | $rs | $wl | $wd | $ws | $(/usr/bin/python3 -c "print('%.1fx' % ($ws / $rs))") | $rh |"
 done
+echo "(window $window, source latency $latency ms)"

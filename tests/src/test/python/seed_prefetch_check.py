@@ -4,7 +4,8 @@ Usage: /usr/bin/python3 seed_prefetch_check.py MOUNT SOURCE SAMPLER_SEED HINT_SE
 Rank 0 of 2, batch BATCH (env, default 16), WORKERS DataLoader workers (env, default 4). Every
 byte string is compared with the source. Prints one JSON line: opens served locally after the first
 2 x WORKERS batches of each epoch (the batches the DataLoader requests at once when an epoch
-starts, before anything can be prefetched) (from the mount's stats), the
+starts, before anything can be prefetched) (from the mount's stats), the same for the opens
+before them (the epoch's head: what was prefetched between the hint and the loader's start), the
 share of them that missed although their prefetch was under way (late), elapsed seconds, and the
 prediction's stats.
 """
@@ -46,6 +47,9 @@ def main(mount, source, sampler_seed, hint_seed, epochs):
     loader = DataLoader(ds, batch_size=batch_size, sampler=sampler, num_workers=workers,
                         collate_fn=keep)
     local = opens = late_misses = 0
+    head_local = head_opens = 0
+    s = hints.stats()
+    h_end, m_end = s["open_hits"], s["open_misses"]  # where the previous epoch ended
     t0 = time.time()
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
@@ -56,14 +60,19 @@ def main(mount, source, sampler_seed, hint_seed, epochs):
             if b == first:
                 s = hints.stats()
                 h0, m0, l0 = s["open_hits"], s["open_misses"], late(s)
+                head_local += h0 - h_end
+                head_opens += h0 - h_end + m0 - m_end
             for data, _ in batch:
                 assert hashlib.sha256(data).hexdigest() == want[order[k]], "wrong bytes"
                 k += 1
         s = hints.stats()
+        h_end, m_end = s["open_hits"], s["open_misses"]
         local += s["open_hits"] - h0
         late_misses += late(s) - l0
         opens += s["open_hits"] + s["open_misses"] - h0 - m0
     print(json.dumps({"local_after_first_batches": local / opens, "opens": opens,
+                      "local_first_batches": head_local / max(head_opens, 1),
+                      "first_batches_opens": head_opens,
                       "late_after_first_batches": late_misses / opens,
                       "seconds": time.time() - t0, "prediction": hints.stats()["prediction"]}))
 
