@@ -57,9 +57,6 @@ public record MountConfig(
   /** 256 MiB: the window's bytes, small beside the page cache and the disk cache. */
   public static final long DEFAULT_PREFETCH_WINDOW_BYTES = 256L << 20;
 
-  /** 64 prefetches in flight: 10 ms of latency at 6,400 files/s. */
-  public static final int DEFAULT_PREFETCH_THREADS = 64;
-
   /** The whole dataset: cache everything the disk allows. */
   public static final String DEFAULT_CACHE_SIZE = "100%";
 
@@ -78,8 +75,12 @@ public record MountConfig(
   /** 4 MiB: 32 kernel reads of 128 KiB per block, one source request per block. */
   public static final int DEFAULT_BLOCK_SIZE = 4 << 20;
 
-  /** 64 requests in flight: enough to hide ~10 ms of latency at thousands of files/s. */
-  public static final int DEFAULT_MAX_FETCHES = 64;
+  /**
+   * 256 source reads in flight (the readers' misses and the prefetcher's together; each prefetch
+   * thread holds one): 50 ms of latency at 5,000 files/s. At 64 a hinted reader over a source 50 ms
+   * away was held to 1,280 files/s (BENCHMARKS.md, "Source reads in flight").
+   */
+  public static final int DEFAULT_MAX_FETCHES = 256;
 
   /** One hour: the dataset is immutable while mounted; {@code hintfs refresh} re-lists. */
   public static final Duration DEFAULT_METADATA_TIMEOUT = Duration.ofHours(1);
@@ -148,7 +149,7 @@ public record MountConfig(
     private Path tracePath;
     private int prefetchWindow = DEFAULT_PREFETCH_WINDOW;
     private long prefetchWindowBytes = DEFAULT_PREFETCH_WINDOW_BYTES;
-    private int prefetchThreads = DEFAULT_PREFETCH_THREADS;
+    private int prefetchThreads = DEFAULT_MAX_FETCHES;
     private boolean detectOrder = true;
     private org.hintfs.fs.cluster.ClusterConfig cluster;
 
@@ -194,6 +195,16 @@ public record MountConfig(
 
     public Builder prefetchWindow(int files) {
       this.prefetchWindow = files;
+      return this;
+    }
+
+    /**
+     * Source requests in flight at most, for the readers' misses and the prefetcher together
+     * ({@code --max-fetches}): both the fetch permits and the prefetch threads.
+     */
+    public Builder fetches(int n) {
+      this.maxFetches = n;
+      this.prefetchThreads = n;
       return this;
     }
 

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -299,6 +301,64 @@ class S3MountIT {
       assertThat(atProxy).isGreaterThan(5);
       assertThat(inHintfs).isGreaterThan(5);
       assertThat(stats().path("misses").asLong()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void maxFetches_boundsTheGetsInFlight_andLetsAHintedPrefetchPastSixtyFour() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 50)) {
+      // A small bound holds for 8 readers' misses.
+      newMountpoint("mnt-fetches-4");
+      mountFlat(proxy.endpoint(), "--ram-cache", "0", "--max-fetches", "4");
+      proxy.resetMaxInFlight();
+      ExecutorService pool = Executors.newFixedThreadPool(8);
+      try {
+        List<Future<Boolean>> ok = new ArrayList<>();
+        for (String f : flatFiles.subList(0, 80)) {
+          ok.add(
+              pool.submit(
+                  () ->
+                      Arrays.equals(
+                          Files.readAllBytes(mnt.resolve(f)),
+                          Files.readAllBytes(flat.resolve(f)))));
+        }
+        for (Future<Boolean> f : ok) {
+          assertThat(f.get()).isTrue();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      assertThat(proxy.maxInFlight()).isBetween(2, 4);
+      assertThat(stats().path("source_requests").path("max_requests_in_flight").asLong())
+          .isBetween(2L, 4L);
+      Hintfs.unmountQuietly(mnt);
+    }
+    // A large one lets the prefetcher run ahead of an order with more GETs at once than the 64
+    // that were fixed before: a source 50 ms away needs them to keep a reader fed. The proxy holds
+    // each request 300 ms here, longer than this 2-core VM takes to send the first hundred (their
+    // signing runs in a fresh JVM), so that what is measured is the bound, not the CPU.
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 300)) {
+      newMountpoint("mnt-fetches-150");
+      mountFlat(proxy.endpoint(), "--ram-cache", "0", "--max-fetches", "150");
+      proxy.resetMaxInFlight();
+      Files.writeString(
+          mnt.resolve(".hintfs/control"),
+          "order " + String.join(" ", flatFiles) + "\n",
+          StandardCharsets.UTF_8,
+          StandardOpenOption.WRITE);
+      waitFor(() -> stats().path("prediction").path("prefetched").asLong() >= 100);
+      waitFor(() -> stats().path("prediction").path("files_in_flight").asLong() == 0);
+      System.out.printf(
+          "--max-fetches 150: %d GETs in flight at most at the proxy, %d prefetched%n",
+          proxy.maxInFlight(), stats().path("prediction").path("prefetched").asLong());
+      assertThat(proxy.maxInFlight()).isGreaterThan(64);
+      for (String f : flatFiles.subList(0, 100)) { // fetched ahead: the right bytes
+        assertThat(Files.readAllBytes(mnt.resolve(f)))
+            .as(f)
+            .isEqualTo(Files.readAllBytes(flat.resolve(f)));
+      }
+      JsonNode s = stats();
+      assertThat(s.path("errors").has("EIO")).as(s.path("errors").toString()).isFalse();
     }
   }
 

@@ -74,7 +74,7 @@ class SeedPrefetchIT {
     JsonNode n = run(1234, 1234);
     // After the first 8 batches of each epoch (what the loader asks for at once, before anything
     // can be prefetched), every open was predicted: its bytes were local or already being fetched
-    // ahead (late). Which of the two is a race between 64 fetch threads over a 10 ms source and a
+    // ahead (late). Which of the two is a race between the fetch threads over a 10 ms source and a
     // reader that does no work between batches (3,500 files/s): CI saw 0.928 and 0.941 local at a
     // window of 128, and 0.943 at 256 with the rest late (local + late 0.997). How fast the
     // prefetch keeps ahead is measured by the seed benchmarks (tests/bench/seed-bench.sh), not

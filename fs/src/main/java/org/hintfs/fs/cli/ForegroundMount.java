@@ -55,6 +55,7 @@ final class ForegroundMount {
             .fuse(c.debugFuse, c.fuseOptions)
             .tracePath(c.trace == null ? null : c.trace.toAbsolutePath())
             .prefetchWindow(c.prefetchWindow)
+            .fetches(c.maxFetches)
             .detectOrder(!c.noDetectOrder)
             .cluster(c.clusterConfig())
             .build();

@@ -119,6 +119,15 @@ final class MountCommand implements Callable<Integer> {
   int prefetchWindow;
 
   @Option(
+      names = "--max-fetches",
+      paramLabel = "N",
+      defaultValue = "" + MountConfig.DEFAULT_MAX_FETCHES,
+      description =
+          "source reads in flight at most, the readers' misses and the prefetcher's together: a"
+              + " slow source needs more to keep a hinted reader fed (default: ${DEFAULT-VALUE})")
+  int maxFetches;
+
+  @Option(
       names = "--no-detect-order",
       description =
           "do not recognise PyTorch samplers' orders from the reads of readers that send no hint"
@@ -204,9 +213,11 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--s3-connections",
       paramLabel = "N",
-      defaultValue = "" + S3Options.DEFAULT_MAX_CONNECTIONS,
-      description = "concurrent requests to the S3 endpoint (default: ${DEFAULT-VALUE})")
-  int s3Connections;
+      description =
+          "concurrent requests to the S3 endpoint (default: --max-fetches + 64, at least "
+              + S3Options.DEFAULT_MAX_CONNECTIONS
+              + ")")
+  Integer s3Connections;
 
   @Option(
       names = "--metrics-port",
@@ -347,8 +358,11 @@ final class MountCommand implements Callable<Integer> {
       throw new UserError(
           "--retry-timeout must be between 0 and 3600 seconds, not " + retryTimeoutSeconds);
     }
-    if (s3Connections < 1 || s3Connections > 4096) {
+    if (s3Connections != null && (s3Connections < 1 || s3Connections > 4096)) {
       throw new UserError("--s3-connections must be between 1 and 4096, not " + s3Connections);
+    }
+    if (maxFetches < 1 || maxFetches > 4096) {
+      throw new UserError("--max-fetches must be between 1 and 4096, not " + maxFetches);
     }
     if (!source.startsWith("s3://") && (endpoint != null || region != null || pathStyle)) {
       throw new UserError("--endpoint, --region and --path-style apply to s3:// sources only");
@@ -454,7 +468,17 @@ final class MountCommand implements Callable<Integer> {
         region,
         pathStyle,
         Duration.ofSeconds(retryTimeoutSeconds),
-        s3Connections,
+        s3Connections(),
         environment());
+  }
+
+  /**
+   * Requests to the S3 endpoint at once: as given, else room for every fetch plus 64 for listing
+   * and retries, at least {@link S3Options#DEFAULT_MAX_CONNECTIONS}.
+   */
+  int s3Connections() {
+    return s3Connections != null
+        ? s3Connections
+        : Math.min(4096, Math.max(S3Options.DEFAULT_MAX_CONNECTIONS, maxFetches + 64));
   }
 }

@@ -195,6 +195,22 @@ class MainTest {
         "0"
       },
       {
+        "hintfs: --max-fetches must be between 1 and 4096, not 0",
+        "mount",
+        s,
+        m,
+        "--max-fetches",
+        "0"
+      },
+      {
+        "hintfs: --s3-connections must be between 1 and 4096, not 5000",
+        "mount",
+        s,
+        m,
+        "--s3-connections",
+        "5000"
+      },
+      {
         "hintfs: --endpoint, --region and --path-style apply to s3:// sources only",
         "mount",
         s,

@@ -1,0 +1,41 @@
+package org.hintfs.fs.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.hintfs.backing.s3.S3Options;
+import org.hintfs.fs.MountConfig;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class MountCommandTest {
+  private static MountCommand parse(String... args) {
+    MountCommand c = new MountCommand();
+    new CommandLine(c).parseArgs(args);
+    return c;
+  }
+
+  @Test
+  void s3Connections_leaveRoomForEveryFetchAndSixtyFourMore_unlessGiven() {
+    assertThat(parse("s3://b", "/mnt").s3Connections())
+        .isEqualTo(
+            Math.max(S3Options.DEFAULT_MAX_CONNECTIONS, MountConfig.DEFAULT_MAX_FETCHES + 64));
+    assertThat(parse("s3://b", "/mnt", "--max-fetches", "512").s3Connections()).isEqualTo(576);
+    assertThat(parse("s3://b", "/mnt", "--max-fetches", "8").s3Connections())
+        .isEqualTo(S3Options.DEFAULT_MAX_CONNECTIONS);
+    assertThat(parse("s3://b", "/mnt", "--max-fetches", "4096").s3Connections()).isEqualTo(4096);
+    assertThat(
+            parse("s3://b", "/mnt", "--max-fetches", "512", "--s3-connections", "100")
+                .s3Connections())
+        .isEqualTo(100);
+  }
+
+  @Test
+  void maxFetches_setsTheFetchPermitsAndThePrefetchThreads() {
+    MountConfig c = MountConfig.builder("/src", java.nio.file.Path.of("/mnt")).fetches(300).build();
+    assertThat(c.maxFetches()).isEqualTo(300);
+    assertThat(c.prefetchThreads()).isEqualTo(300);
+    MountConfig d = MountConfig.builder("/src", java.nio.file.Path.of("/mnt")).build();
+    assertThat(d.maxFetches()).isEqualTo(MountConfig.DEFAULT_MAX_FETCHES);
+    assertThat(d.prefetchThreads()).isEqualTo(MountConfig.DEFAULT_MAX_FETCHES);
+  }
+}
