@@ -56,7 +56,7 @@ unmount_if_mounted() { if grep -q " $1 " /proc/self/mountinfo; then "$hintfs" un
 
 # s3_start WORK: S3Proxy 4.1.0 (tests/target/s3proxy.jar, filesystem backend) on a free loopback
 # port with make_dataset's files uploaded to s3://bench/ds, and DelayProxy in front of it adding
-# 10 ms per request. Sets port, pport (the proxy's), key, secret; rclone remotes s3p (direct) and
+# S3_DELAY_MS (default 10) per request. Sets port, pport (the proxy's), key, secret; rclone remotes s3p (direct) and
 # s3x (proxy) through RCLONE_CONFIG_*; an s3fs password file. s3_stop WORK ends both.
 s3_start() {
   unset AWS_CA_BUNDLE # rclone fails with it set in this environment
@@ -68,7 +68,7 @@ s3_start() {
     "jclouds.filesystem.basedir=$1/s3data" >"$1/s3proxy.conf"
   java -Xmx1g -jar "$root/tests/target/s3proxy.jar" --properties "$1/s3proxy.conf" >"$1/s3proxy.log" 2>&1 &
   s3pid=$!
-  coproc PROXY { exec java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" 10; }
+  coproc PROXY { exec java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" "${S3_DELAY_MS:-10}"; }
   read -r pport <&"${PROXY[0]}"
   for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.2; done
   export RCLONE_CONFIG_S3P_TYPE=s3 RCLONE_CONFIG_S3P_PROVIDER=Other RCLONE_CONFIG_S3P_ACCESS_KEY_ID=$key \

@@ -5,7 +5,8 @@
 # as stale: the mount then reads as with no hint), side by side. Prints the share of opens local
 # after each epoch's first batches, stale drops and seconds, and the wrong/right time ratio; last,
 # the right seed's share local in each epoch's first batches (its head: the opens before the
-# loader yields batch 2 x workers).
+# loader yields batch 2 x workers). ARGS: more mount options (e.g. "--max-fetches 64"); WRONG=0
+# skips the wrong seed's runs (their columns then read "-").
 # Usage: tests/bench/seed-batch-bench.sh [WORKDIR] (root); CONFIGS="16x4 256x4" to choose.
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -13,6 +14,8 @@ work=${1:-/tmp/hintfs-seed-batch}
 configs=${CONFIGS:-16x4 64x8 256x4 512x4}
 window=${WINDOW:-256}
 latency=${LATENCY_MS:-10}
+wrong_too=${WRONG:-1}
+read -r -a extra <<<"${ARGS:-}"
 src="$work/src" mnt="$work/mnt"
 if [[ ! -d $src ]]; then
   /usr/bin/python3 - "$src" <<'PY'
@@ -31,7 +34,7 @@ trap 'unmount_if_mounted "$mnt"' EXIT
 one() { # BATCH WORKERS HINT_SEED -> "local drops seconds head_local"
   rm -rf "$work/cache"
   "$hintfs" mount "$src" "$mnt" --cache-dir "$work/cache" --source-latency-ms "$latency" \
-    --prefetch-window "$window" >/dev/null
+    --prefetch-window "$window" "${extra[@]}" >/dev/null
   BATCH=$1 WORKERS=$2 /usr/bin/python3 "$root/tests/src/test/python/seed_prefetch_check.py" \
     "$mnt" "$src" 1234 "$3" 2 2>/dev/null | tail -1 | /usr/bin/python3 -c '
 import json, sys
@@ -44,9 +47,12 @@ echo "| batch x workers | right seed: local | stale drops | s | wrong seed: loca
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for c in $configs; do
   right=$(one "${c%x*}" "${c#*x}" 1234)
-  wrong=$(one "${c%x*}" "${c#*x}" 999)
   read -r rl rd rs rh <<<"$right"
-  read -r wl wd ws _ <<<"$wrong"
-  echo "| $c | $rl | $rd | $rs | $wl | $wd | $ws | $(/usr/bin/python3 -c "print('%.1fx' % ($ws / $rs))") | $rh |"
+  wl=- wd=- ws=- ratio=-
+  if [[ $wrong_too == 1 ]]; then
+    read -r wl wd ws _ <<<"$(one "${c%x*}" "${c#*x}" 999)"
+    ratio=$(/usr/bin/python3 -c "print('%.1fx' % ($ws / $rs))")
+  fi
+  echo "| $c | $rl | $rd | $rs | $wl | $wd | $ws | $ratio | $rh |"
 done
-echo "(window $window, source latency $latency ms)"
+echo "(window $window, source latency $latency ms${ARGS:+, $ARGS})"
