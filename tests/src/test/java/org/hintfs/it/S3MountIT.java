@@ -278,23 +278,7 @@ class S3MountIT {
       newMountpoint("mnt-proxy");
       mountFlat(proxy.endpoint(), "--ram-cache", "0");
       proxy.resetMaxInFlight();
-      ExecutorService pool = Executors.newFixedThreadPool(8);
-      try {
-        List<Future<Boolean>> ok = new ArrayList<>();
-        for (String f : flatFiles) {
-          ok.add(
-              pool.submit(
-                  () ->
-                      Arrays.equals(
-                          Files.readAllBytes(mnt.resolve(f)),
-                          Files.readAllBytes(flat.resolve(f)))));
-        }
-        for (Future<Boolean> f : ok) {
-          assertThat(f.get()).isTrue();
-        }
-      } finally {
-        pool.shutdownNow();
-      }
+      readWithEightThreads(flatFiles);
       int atProxy = proxy.maxInFlight();
       long inHintfs = stats().path("source_requests").path("max_requests_in_flight").asLong();
       System.out.printf("max GETs in flight: %d at the proxy, %d in hintfs%n", atProxy, inHintfs);
@@ -311,23 +295,7 @@ class S3MountIT {
       newMountpoint("mnt-fetches-4");
       mountFlat(proxy.endpoint(), "--ram-cache", "0", "--max-fetches", "4");
       proxy.resetMaxInFlight();
-      ExecutorService pool = Executors.newFixedThreadPool(8);
-      try {
-        List<Future<Boolean>> ok = new ArrayList<>();
-        for (String f : flatFiles.subList(0, 80)) {
-          ok.add(
-              pool.submit(
-                  () ->
-                      Arrays.equals(
-                          Files.readAllBytes(mnt.resolve(f)),
-                          Files.readAllBytes(flat.resolve(f)))));
-        }
-        for (Future<Boolean> f : ok) {
-          assertThat(f.get()).isTrue();
-        }
-      } finally {
-        pool.shutdownNow();
-      }
+      readWithEightThreads(flatFiles.subList(0, 80));
       assertThat(proxy.maxInFlight()).isBetween(2, 4);
       assertThat(stats().path("source_requests").path("max_requests_in_flight").asLong())
           .isBetween(2L, 4L);
@@ -422,6 +390,26 @@ class S3MountIT {
   /**
    * Mounts s3://train/flat at {@code mnt} with the server's credentials, through {@code endpoint}.
    */
+  /** Reads {@code files} of the flat tree through the mount from 8 threads, each byte checked. */
+  void readWithEightThreads(List<String> files) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<Boolean>> ok = new ArrayList<>();
+      for (String f : files) {
+        ok.add(
+            pool.submit(
+                () ->
+                    Arrays.equals(
+                        Files.readAllBytes(mnt.resolve(f)), Files.readAllBytes(flat.resolve(f)))));
+      }
+      for (Future<Boolean> f : ok) {
+        assertThat(f.get()).isTrue();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   void mountFlat(String endpoint, String... more) throws Exception {
     List<String> args = new ArrayList<>(List.of("--endpoint", endpoint));
     args.addAll(List.of(more));
