@@ -297,8 +297,11 @@ class S3MountIT {
       proxy.resetMaxInFlight();
       readWithEightThreads(flatFiles.subList(0, 80));
       assertThat(proxy.maxInFlight()).isBetween(2, 4);
-      assertThat(stats().path("source_requests").path("max_requests_in_flight").asLong())
+      JsonNode s4 = stats();
+      assertThat(s4.path("source_requests").path("max_requests_in_flight").asLong())
           .isBetween(2L, 4L);
+      assertThat(s4.path("fetches_peak").asLong()).isBetween(2L, 4L);
+      assertThat(s4.path("fetches_limit").asLong()).isEqualTo(4);
       Hintfs.unmountQuietly(mnt);
     }
     // A large one lets the prefetcher run ahead of an order with more GETs at once than the 64
@@ -320,6 +323,8 @@ class S3MountIT {
           "--max-fetches 150: %d GETs in flight at most at the proxy, %d prefetched%n",
           proxy.maxInFlight(), stats().path("prediction").path("prefetched").asLong());
       assertThat(proxy.maxInFlight()).isGreaterThan(64);
+      assertThat(stats().path("fetches_peak").asLong()).isGreaterThan(64);
+      assertThat(stats().path("fetches_limit").asLong()).isEqualTo(150);
       for (String f : flatFiles.subList(0, 100)) { // fetched ahead: the right bytes
         assertThat(Files.readAllBytes(mnt.resolve(f)))
             .as(f)

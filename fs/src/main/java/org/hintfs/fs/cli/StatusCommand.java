@@ -214,7 +214,11 @@ final class StatusCommand implements Callable<Integer> {
         Human.bytes(s.path("source_bytes").asLong())
             + " in "
             + s.path("source_reads").asLong()
-            + " requests");
+            + " requests, at most "
+            + s.path("fetches_peak").asLong()
+            + " at once (--max-fetches "
+            + s.path("fetches_limit").asLong()
+            + ")");
     JsonNode sr = s.path("source_requests");
     if (!sr.isMissingNode()) {
       row(

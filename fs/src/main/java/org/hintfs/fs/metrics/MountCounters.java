@@ -130,6 +130,16 @@ final class MountCounters {
             cs.bytesFromSource::sum),
         gauge(
             "fetches_in_flight", "fetches_in_flight", "source fetches running", c::fetchesInFlight),
+        gauge(
+            "fetches_peak",
+            "fetches_peak",
+            "the most source fetches that ran at once so far",
+            c::fetchesPeak),
+        gauge(
+            "fetches_limit",
+            "fetches_limit",
+            "source fetches allowed at once (--max-fetches)",
+            c::fetchLimit),
         counter(
             "fetches_coalesced", null, "reads that joined a fetch under way", c::coalescedFetches),
         counter("hits", null, "units served from the cache", cs::hits),

@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.backing.ObjectChangedException;
 import org.hintfs.backing.SourceUnavailableException;
@@ -36,10 +37,23 @@ final class Fetcher {
   private final ConcurrentHashMap<Long, CompletableFuture<byte[]>> inflight =
       new ConcurrentHashMap<>();
   private final Semaphore permits;
+  private final int limit;
+  private final AtomicInteger peak = new AtomicInteger();
   final LongAdder coalesced = new LongAdder();
 
   Fetcher(int maxConcurrent) {
+    this.limit = maxConcurrent;
     this.permits = new Semaphore(maxConcurrent);
+  }
+
+  /** Requests allowed at once. */
+  int limit() {
+    return limit;
+  }
+
+  /** The most requests that ran at once so far. */
+  int peak() {
+    return peak.get();
   }
 
   /** Requests in flight now. */
@@ -80,6 +94,7 @@ final class Fetcher {
         Thread.currentThread().interrupt();
         throw new InterruptedIOException("interrupted waiting for a fetch slot");
       }
+      peak.accumulateAndGet(limit - permits.availablePermits(), Math::max);
       try {
         return load.run();
       } catch (SourceUnavailableException e) {

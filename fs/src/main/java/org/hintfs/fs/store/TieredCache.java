@@ -416,6 +416,16 @@ public final class TieredCache implements AutoCloseable {
     return fetcher.inFlight();
   }
 
+  /** The most source requests that ran at once so far. */
+  public int fetchesPeak() {
+    return fetcher.peak();
+  }
+
+  /** Source requests allowed at once ({@code --max-fetches}). */
+  public int fetchLimit() {
+    return fetcher.limit();
+  }
+
   /** Reads sent to the source, retries included (a retry is one more miss). */
   public long sourceRequests() {
     return stats.misses.sum();
