@@ -56,8 +56,9 @@ unmount_if_mounted() { if grep -q " $1 " /proc/self/mountinfo; then "$hintfs" un
 
 # s3_start WORK: S3Proxy 4.1.0 (tests/target/s3proxy.jar, filesystem backend) on a free loopback
 # port with make_dataset's files uploaded to s3://bench/ds, and DelayProxy in front of it adding
-# S3_DELAY_MS (default 10) per request. Sets port, pport (the proxy's), key, secret; rclone remotes s3p (direct) and
-# s3x (proxy) through RCLONE_CONFIG_*; an s3fs password file. s3_stop WORK ends both.
+# S3_DELAY_MS (default 10) per request. Sets port, pport (the proxy's), key, secret; rclone
+# remotes s3p (direct) and s3x (proxy) through RCLONE_CONFIG_*; an s3fs password file. s3_stop
+# WORK ends both.
 s3_start() {
   unset AWS_CA_BUNDLE # rclone fails with it set in this environment
   key=bench-key secret=bench-secret-0123456789
