@@ -24,7 +24,6 @@ import java.util.List;
  * @param tracePath where {@code --trace} and {@code trace on} record opens, or null
  * @param prefetchWindow files fetched ahead of the reader when the order is known
  * @param prefetchWindowBytes at most this many bytes fetched ahead
- * @param prefetchThreads prefetch requests in flight at most
  * @param detectOrder recognise PyTorch samplers' orders from the reads of streams with no hint
  * @param cluster the job's cluster this mount is a member of, or null for a mount of its own
  */
@@ -44,7 +43,6 @@ public record MountConfig(
     Path tracePath,
     int prefetchWindow,
     long prefetchWindowBytes,
-    int prefetchThreads,
     boolean detectOrder,
     org.hintfs.fs.cluster.ClusterConfig cluster) {
 
@@ -56,6 +54,11 @@ public record MountConfig(
 
   /** 256 MiB: the window's bytes, small beside the page cache and the disk cache. */
   public static final long DEFAULT_PREFETCH_WINDOW_BYTES = 256L << 20;
+
+  /** Prefetch threads: one per source read in flight, so as many as {@link #maxFetches}. */
+  public int prefetchThreads() {
+    return maxFetches;
+  }
 
   /** The whole dataset: cache everything the disk allows. */
   public static final String DEFAULT_CACHE_SIZE = "100%";
@@ -111,7 +114,6 @@ public record MountConfig(
     b.tracePath = tracePath;
     b.prefetchWindow = prefetchWindow;
     b.prefetchWindowBytes = prefetchWindowBytes;
-    b.prefetchThreads = prefetchThreads;
     b.detectOrder = detectOrder;
     b.cluster = cluster;
     return b;
@@ -149,7 +151,6 @@ public record MountConfig(
     private Path tracePath;
     private int prefetchWindow = DEFAULT_PREFETCH_WINDOW;
     private long prefetchWindowBytes = DEFAULT_PREFETCH_WINDOW_BYTES;
-    private int prefetchThreads = DEFAULT_MAX_FETCHES;
     private boolean detectOrder = true;
     private org.hintfs.fs.cluster.ClusterConfig cluster;
 
@@ -204,7 +205,6 @@ public record MountConfig(
      */
     public Builder fetches(int n) {
       this.maxFetches = n;
-      this.prefetchThreads = n;
       return this;
     }
 
@@ -236,7 +236,6 @@ public record MountConfig(
           tracePath,
           prefetchWindow,
           prefetchWindowBytes,
-          prefetchThreads,
           detectOrder,
           cluster);
     }
