@@ -79,11 +79,12 @@ public record MountConfig(
   public static final int DEFAULT_BLOCK_SIZE = 4 << 20;
 
   /**
-   * 256 source reads in flight (the readers' misses and the prefetcher's together; each prefetch
-   * thread holds one): 50 ms of latency at 5,000 files/s. At 64 a hinted reader over a source 50 ms
-   * away was held to 1,280 files/s (BENCHMARKS.md, "Source reads in flight").
+   * 64 source reads in flight (the readers' misses and the prefetcher's together; each prefetch
+   * thread holds one): 10 ms of latency at 6,400 files/s, 50 ms at 1,280. {@code --max-fetches 256}
+   * serves a source 50 ms away 2.5-3x faster, but as a default it let a recognised order be dropped
+   * at an epoch's end in 2 of 5 runs (BENCHMARKS.md, "Source reads in flight").
    */
-  public static final int DEFAULT_MAX_FETCHES = 256;
+  public static final int DEFAULT_MAX_FETCHES = 64;
 
   /** One hour: the dataset is immutable while mounted; {@code hintfs refresh} re-lists. */
   public static final Duration DEFAULT_METADATA_TIMEOUT = Duration.ofHours(1);
