@@ -31,15 +31,25 @@ final class SamplerReplay {
 
   /**
    * Replays the sampler for {@code epoch} and makes it the stream's predicted order. With {@code
-   * before} (a recognised stream moving on by itself, when its reader reached the end), the last
-   * window of the old order stays in front, read: the slower workers' last files of the old epoch
-   * still arrive after the furthest one, and must not be taken for reads of the new epoch.
+   * before} (a recognised stream moving on by itself, when its furthest reader reached the end),
+   * the old order's tail from its oldest unread position (at least a window) stays in front, read
+   * where it was read: the slower workers' last files of the old epoch still arrive after the
+   * furthest one (with batch 256 and 4 workers, up to 2,048 positions behind it), and must be taken
+   * for what they are, not for reads of the new epoch (which moved the new order's position on by
+   * chance matches and had it dropped as stale).
    */
   void predict(Stream st, ImageFolderView v, SamplerSpec sd, int epoch, int[] before) {
     int[] ids = replay(v, sd, epoch, Integer.MAX_VALUE);
     int carried = 0;
+    boolean[] wasRead = null;
     if (before != null) {
-      carried = Math.min(before.length, Math.max(Streams.MIN_BEHIND, nextHeadLength));
+      int unread = before == st.order().order() ? before.length - st.order().lowMark() : 0;
+      carried =
+          Math.min(before.length, Math.max(unread, Math.max(Streams.MIN_BEHIND, nextHeadLength)));
+      wasRead = new boolean[carried];
+      for (int p = 0; p < carried; p++) {
+        wasRead[p] = before != st.order().order() || st.order().isRead(before.length - carried + p);
+      }
       int[] joined = new int[carried + ids.length];
       System.arraycopy(before, before.length - carried, joined, 0, carried);
       System.arraycopy(ids, 0, joined, carried, ids.length);
@@ -47,8 +57,11 @@ final class SamplerReplay {
     }
     st.predict(sd, ids, entries);
     for (int p = 0; p < carried; p++) {
-      st.order().markRead(p);
+      if (wasRead[p]) {
+        st.order().markRead(p);
+      }
     }
+    st.setCarried(carried);
     st.order().startAt(carried);
     // What set_epoch(epoch + 1) will read first: the prefetcher carries on into it. A recognised
     // script seen not to call set_epoch reads the same order again.

@@ -109,7 +109,8 @@ public final class PredictedOrder {
     return l;
   }
 
-  boolean isRead(int p) {
+  /** True if the reader has opened position {@code p}. */
+  public boolean isRead(int p) {
     java.util.concurrent.atomic.AtomicLongArray r = read;
     return p / 64 < r.length() && (r.get(p / 64) & (1L << (p % 64))) != 0;
   }

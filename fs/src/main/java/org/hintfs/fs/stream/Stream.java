@@ -240,9 +240,23 @@ public final class Stream {
       // Judged afresh before the new order is visible: a reader's opens must not be judged
       // against the old order's verdicts.
       clearJudging();
+      carried = 0;
       order.set(ids, entries, pace());
     }
     generation++;
+  }
+
+  // Positions [0, carried) of the current order are the previous order's unfinished tail
+  // (setCarried), under the stream's monitor.
+  private int carried;
+
+  /**
+   * Positions [0, {@code n}) of the order just set are the previous order's tail, carried over when
+   * a recognised stream moved on by itself: an open of one still unread there is a slower worker
+   * finishing the old epoch, expected whatever the new order's verdicts so far.
+   */
+  public synchronized void setCarried(int n) {
+    carried = n;
   }
 
   /** How far behind its position the stream's reader may still open files (see expects). */
@@ -400,6 +414,16 @@ public final class Stream {
    * batch while another has already gone further).
    */
   public int expectedPosition(int id, int window, int minBehind, long pid) {
+    int c = carriedPositions();
+    if (c > 0) {
+      // First: a slower worker's file of the epoch before, carried over unread. Looked for near
+      // the furthest open it would be found in the new epoch by chance (the same rank reads many
+      // of the same files again) and move the position on.
+      int q = order.occurrenceFrom(id, 0);
+      if (q >= 0 && q < c && !order.isRead(q)) {
+        return q;
+      }
+    }
     int p = nearFurthestOpen(id, window, minBehind);
     if (p >= 0 || !order.known()) {
       return p;
@@ -421,6 +445,10 @@ public final class Stream {
       }
     }
     return -1;
+  }
+
+  private synchronized int carriedPositions() {
+    return carried;
   }
 
   /** How far past its last open a reading process's next open may be (files it skipped). */

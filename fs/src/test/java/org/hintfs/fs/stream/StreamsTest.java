@@ -320,6 +320,42 @@ class StreamsTest {
   }
 
   @Test
+  void theEpochBeforesUnreadTail_carriedOver_isExpectedThere_notInTheNewEpoch() {
+    Stream a = streams.forWriter(200, null, 0, true);
+    // A recognised stream moved on: in front, the old epoch's last 600 positions (ids 400-999),
+    // two of them (ids 450 and 520) not yet opened by a slower worker; then the new epoch, the
+    // same files in another order (p * 7 mod 1,000).
+    int[] next = new int[1600];
+    for (int p = 0; p < 600; p++) {
+      next[p] = 400 + p;
+    }
+    for (int p = 0; p < 1000; p++) {
+      next[600 + p] = p * 7 % 1000;
+    }
+    a.predict(null, next, 10_000);
+    a.setBehind(100, 64);
+    for (int p = 0; p < 600; p++) {
+      if (p != 50 && p != 120) {
+        a.order().markRead(p);
+      }
+    }
+    a.setCarried(600);
+    a.order().startAt(600);
+    // Id 450 is also at 950 in the new epoch, within 4 windows of the furthest open: without the
+    // carried tail it was taken for that, and the position jumped 350 places on.
+    assertThat(a.order().positionOf(450)).isEqualTo(50);
+    assertThat(a.expectedPosition(450, 100, 64, 0)).isEqualTo(50);
+    assertThat(a.expectedPosition(520, 100, 64, 0)).isEqualTo(120);
+    // Once read there, an open of it is the new epoch's.
+    a.order().markRead(50);
+    assertThat(a.expectedPosition(450, 100, 64, 0)).isEqualTo(950);
+    // A new order of another kind carries nothing.
+    a.predict(null, next, 10_000);
+    a.order().startAt(600);
+    assertThat(a.expectedPosition(520, 100, 64, 0)).isEqualTo(600 + 520 * 143 % 1000);
+  }
+
+  @Test
   void aSlowerWorkersFilesAreNeededNow_aFileNeverOpenedOnlyUntilTheReaderIsFarPast() {
     Stream a = streams.forWriter(200, null, 0, true);
     a.predict(null, range(0, 10_000), 10_000);
