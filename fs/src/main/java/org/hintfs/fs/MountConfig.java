@@ -81,8 +81,8 @@ public record MountConfig(
   /**
    * 64 source reads in flight (the readers' misses and the prefetcher's together; each prefetch
    * thread holds one): 10 ms of latency at 6,400 files/s, 50 ms at 1,280. {@code --max-fetches 256}
-   * serves a source 50 ms away 2.5-3x faster, but as a default it let a recognised order be dropped
-   * at an epoch's end in 2 of 5 runs (BENCHMARKS.md, "Source reads in flight").
+   * serves a source 50 ms away 2.5-3x faster; it is not the default before more runs than this
+   * stop's stand behind it (BENCHMARKS.md, "Source reads in flight").
    */
   public static final int DEFAULT_MAX_FETCHES = 64;
 
