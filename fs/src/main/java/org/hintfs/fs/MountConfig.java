@@ -25,6 +25,7 @@ import java.util.List;
  * @param prefetchWindow files fetched ahead of the reader when the order is known
  * @param prefetchWindowBytes at most this many bytes fetched ahead
  * @param detectOrder recognise PyTorch samplers' orders from the reads of streams with no hint
+ * @param writeQueueBytes the most fetched bytes waiting for the disk writer
  * @param cluster the job's cluster this mount is a member of, or null for a mount of its own
  */
 public record MountConfig(
@@ -44,6 +45,7 @@ public record MountConfig(
     int prefetchWindow,
     long prefetchWindowBytes,
     boolean detectOrder,
+    long writeQueueBytes,
     org.hintfs.fs.cluster.ClusterConfig cluster) {
 
   /**
@@ -116,6 +118,7 @@ public record MountConfig(
     b.prefetchWindow = prefetchWindow;
     b.prefetchWindowBytes = prefetchWindowBytes;
     b.detectOrder = detectOrder;
+    b.writeQueueBytes = writeQueueBytes;
     b.cluster = cluster;
     return b;
   }
@@ -153,6 +156,7 @@ public record MountConfig(
     private int prefetchWindow = DEFAULT_PREFETCH_WINDOW;
     private long prefetchWindowBytes = DEFAULT_PREFETCH_WINDOW_BYTES;
     private boolean detectOrder = true;
+    private long writeQueueBytes = org.hintfs.fs.store.LmdbStore.DEFAULT_QUEUE_LIMIT;
     private org.hintfs.fs.cluster.ClusterConfig cluster;
 
     private Builder(String source, Path mountpoint) {
@@ -214,6 +218,12 @@ public record MountConfig(
       return this;
     }
 
+    /** The most fetched bytes waiting for the disk writer ({@code --write-queue}). */
+    public Builder writeQueueBytes(long bytes) {
+      this.writeQueueBytes = bytes;
+      return this;
+    }
+
     /** Join this cluster (null: none). */
     public Builder cluster(org.hintfs.fs.cluster.ClusterConfig c) {
       this.cluster = c;
@@ -238,6 +248,7 @@ public record MountConfig(
           prefetchWindow,
           prefetchWindowBytes,
           detectOrder,
+          writeQueueBytes,
           cluster);
     }
   }

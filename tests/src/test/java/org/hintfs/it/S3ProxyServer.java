@@ -126,6 +126,29 @@ final class S3ProxyServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops the server (SIGSTOP) without closing anything: connections stay open and nothing answers,
+   * as with a network partition or a stuck server. {@link #answerAgain} continues it.
+   */
+  void stopAnswering() throws IOException, InterruptedException {
+    signal("-STOP");
+  }
+
+  /** Continues a server {@link #stopAnswering} stopped (SIGCONT). */
+  void answerAgain() throws IOException, InterruptedException {
+    signal("-CONT");
+  }
+
+  private void signal(String sig) throws IOException, InterruptedException {
+    if (process == null) {
+      throw new IllegalStateException("S3Proxy is not running");
+    }
+    int rc = new ProcessBuilder("kill", sig, Long.toString(process.pid())).start().waitFor();
+    if (rc != 0) {
+      throw new IOException("kill " + sig + " " + process.pid() + " failed: " + rc);
+    }
+  }
+
   MinioClient client() {
     return MinioClient.builder()
         .endpoint(endpoint())

@@ -51,6 +51,7 @@ final class ForegroundMount {
         MountConfig.builder(c.source, mp)
             .cache(dir, c.cacheSize)
             .ramCacheBytes(Sizes.parse(c.ramCache, 0))
+            .writeQueueBytes(Sizes.parse(c.writeQueue, 0))
             .policy(c.policy)
             .fuse(c.debugFuse, c.fuseOptions)
             .tracePath(c.trace == null ? null : c.trace.toAbsolutePath())
@@ -83,7 +84,7 @@ final class ForegroundMount {
       log.info("metrics at http://{}:{}/metrics", a[0], metrics.port());
     }
     HintFuse fuse = new HintFuse(fs);
-    String[] opts = fuseArgs(config, src.describe());
+    String[] opts = fuseArgs(config, src.describe(), c.fuseMaxThreads());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
     try {
       if (!c.noWarmUp) {
@@ -93,7 +94,7 @@ final class ForegroundMount {
           MissWarmUp.start(fs, c.s3Options());
         }
       }
-      fuse.serve(mp, opts, c.fuseThreads);
+      fuse.serve(mp, opts, c.fuseThreads, c.fuseMaxThreads());
     } catch (IllegalStateException e) {
       throw new UserError("mount at " + mp + " failed: " + e.getMessage() + " (see above)");
     } catch (InterruptedException e) {
@@ -165,7 +166,19 @@ final class ForegroundMount {
     return catalog;
   }
 
-  static String[] fuseArgs(MountConfig config, String description) {
+  /**
+   * libfuse's options for a mount served by up to {@code maxThreads} request threads.
+   *
+   * <p>{@code max_background}: the kernel sends at most this many asynchronous requests at once
+   * (default 12), and a page-cache read of a FUSE file is one (libfuse's {@code async_read}, on by
+   * default). With the default, 12 reads of uncached files waiting on a hung source held every slot
+   * and the reads of cached files queued in the kernel behind them (hung-source-bench: 0.1 files/s
+   * with the source hung against 6,300 answering, slowest 79 s). As many slots as request threads
+   * let every read reach a thread; the congestion threshold (when the kernel stops reading ahead)
+   * stays at its usual three quarters of it. An {@code -o max_background=} of the user's comes
+   * later and wins.
+   */
+  static String[] fuseArgs(MountConfig config, String description, int maxThreads) {
     long ttl = config.metadataTimeout().toSeconds();
     List<String> o = new ArrayList<>();
     // A comma would end the option: libfuse reads "\," as a literal one.
@@ -176,6 +189,8 @@ final class ForegroundMount {
     o.add("negative_timeout=" + ttl);
     o.add("kernel_cache");
     o.add("max_read=131072");
+    o.add("max_background=" + maxThreads);
+    o.add("congestion_threshold=" + Math.max(1, maxThreads * 3 / 4));
     if (Preflight.isRoot()) {
       // Root mounts directly; for others fusermount3 mounts and rejects this libfuse2 option.
       o.add("nonempty");

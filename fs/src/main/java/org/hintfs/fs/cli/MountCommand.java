@@ -87,9 +87,28 @@ final class MountCommand implements Callable<Integer> {
       paramLabel = "N",
       defaultValue = "32",
       description =
-          "threads serving kernel requests; each read waiting on the source holds one"
-              + " (default: ${DEFAULT-VALUE})")
+          "threads kept waiting for kernel requests; more start while all are busy, up to"
+              + " --fuse-max-threads (default: ${DEFAULT-VALUE})")
   int fuseThreads;
+
+  /** The default of {@code --fuse-max-threads} (or {@code --fuse-threads}, if that is more). */
+  static final int DEFAULT_FUSE_MAX_THREADS = 512;
+
+  @Option(
+      names = "--fuse-max-threads",
+      paramLabel = "N",
+      description =
+          "the most threads serving kernel requests at once: each read waiting on the source or a"
+              + " peer holds one, cached reads take the others; past it requests wait in the"
+              + " kernel (default: 512, or --fuse-threads if that is more)")
+  Integer fuseMaxThreads;
+
+  /** {@code --fuse-max-threads}, or its default. */
+  int fuseMaxThreads() {
+    return fuseMaxThreads != null
+        ? fuseMaxThreads
+        : Math.max(DEFAULT_FUSE_MAX_THREADS, fuseThreads);
+  }
 
   @Option(
       names = "--cache-dir",
@@ -171,6 +190,15 @@ final class MountCommand implements Callable<Integer> {
       defaultValue = MountConfig.DEFAULT_RAM_CACHE_TEXT,
       description = "RAM tier capacity for objects just fetched (default: ${DEFAULT-VALUE})")
   String ramCache;
+
+  @Option(
+      names = "--write-queue",
+      paramLabel = "SIZE",
+      defaultValue = "128M",
+      description =
+          "the most fetched bytes waiting for the disk cache's writer; when the disk is behind the"
+              + " source, more are served without being stored (default: ${DEFAULT-VALUE})")
+  String writeQueue;
 
   @Option(
       names = "--policy",
@@ -350,6 +378,10 @@ final class MountCommand implements Callable<Integer> {
                 + " --no-disk-cache");
       }
       Sizes.parse(ramCache, 1);
+      if (Sizes.parse(writeQueue, 1) < 1 || writeQueue.strip().endsWith("%")) {
+        throw new IllegalArgumentException(
+            "--write-queue must be a size of at least 1 byte, e.g. 128M, not '" + writeQueue + "'");
+      }
       Policies.create(policy, 1);
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());
@@ -372,6 +404,13 @@ final class MountCommand implements Callable<Integer> {
     }
     if (fuseThreads < 1 || fuseThreads > 1024) {
       throw new UserError("--fuse-threads must be between 1 and 1024, not " + fuseThreads);
+    }
+    if (fuseMaxThreads() < fuseThreads || fuseMaxThreads() > 8192) {
+      throw new UserError(
+          "--fuse-max-threads must be between --fuse-threads ("
+              + fuseThreads
+              + ") and 8192, not "
+              + fuseMaxThreads());
     }
     if (cluster == null
         && (clusterBind != null

@@ -170,6 +170,22 @@ final class StatusCommand implements Callable<Integer> {
             + " files; capacity: "
             + s.path("cache_capacity_basis").asText("?")
             + ")");
+    long full = s.path("write_queue_full").asLong();
+    if (full > 0 || s.path("write_queue_bytes").asLong() > 0) {
+      row(
+          out,
+          "disk writes",
+          Human.bytes(s.path("write_queue_bytes").asLong())
+              + " waiting (--write-queue "
+              + Human.bytes(s.path("write_queue_limit").asLong())
+              + ")"
+              + (full == 0
+                  ? ""
+                  : "; "
+                      + full
+                      + " fetched files served without being stored: the disk is behind the"
+                      + " source"));
+    }
     row(
         out,
         "hit ratio",
@@ -219,6 +235,17 @@ final class StatusCommand implements Callable<Integer> {
             + " at once (--max-fetches "
             + s.path("fetches_limit").asLong()
             + ")");
+    long atMax = s.path("fuse_threads_at_max").asLong();
+    row(
+        out,
+        "FUSE threads",
+        s.path("fuse_threads").asLong()
+            + " now, at most "
+            + s.path("fuse_threads_peak").asLong()
+            + " at once (--fuse-max-threads "
+            + s.path("fuse_threads_max").asLong()
+            + ")"
+            + (atMax == 0 ? "" : "; " + atMax + " requests found all busy: raise it"));
     JsonNode sr = s.path("source_requests");
     if (!sr.isMissingNode()) {
       row(
@@ -317,7 +344,11 @@ final class StatusCommand implements Callable<Integer> {
               + "), by the source as home "
               + cl.path("source_reads_as_home").asLong()
               + ", by the source after a peer failed "
-              + cl.path("peer_failures").asLong());
+              + cl.path("peer_failures").asLong()
+              + ", lagged "
+              + cl.path("peer_hedged").asLong()
+              + " or was skipped "
+              + cl.path("peer_skipped").asLong());
     }
     row(out, "reader errors", errnoCounts(s.path("errors")));
     String bg = errnoCounts(s.path("background_errors"));

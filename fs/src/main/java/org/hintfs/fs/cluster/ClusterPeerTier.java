@@ -14,17 +14,25 @@ import org.slf4j.LoggerFactory;
 /**
  * A miss on this node goes to the sample's home; only the home reads the source. The home's reply
  * is verified ({@link PeerReply}) before it is served. When the home is this node, or the home
- * fails, times out or sends bytes that do not check, the source is read here: a peer makes reads
- * cheaper, never fail.
+ * fails, sends bytes that do not check, or has not answered within a bound taken from its own
+ * recent answers ({@link PeerHealth}), the source is read here: a peer makes reads cheaper, never
+ * fail, and a slow one costs a reader that bound, not the ask's timeout. A home that keeps failing
+ * or lagging is not asked for a while.
  */
 public final class ClusterPeerTier implements PeerTier {
   private static final Logger log = LoggerFactory.getLogger(ClusterPeerTier.class);
 
   /**
-   * 30 s: longer than the home's own source retries (20 s by default), so a slow source is waited
-   * for once, at the home, rather than read twice; a dead home fails at once, not after this.
+   * 30 s: the home goes on with an ask this long (longer than its own source retries, 20 s by
+   * default), so what it fetched is cached there even when the asker stopped waiting at its hedge
+   * bound ({@link PeerHealth}).
    */
   static final long TIMEOUT_MILLIS = 30_000;
+
+  private final java.util.concurrent.ConcurrentHashMap<Address, PeerHealth> health =
+      new java.util.concurrent.ConcurrentHashMap<>();
+  final LongAdder peerHedged = new LongAdder();
+  final LongAdder peerSkipped = new LongAdder();
 
   private final ClusterMember member;
   final LongAdder fromPeers = new LongAdder();
@@ -57,14 +65,21 @@ public final class ClusterPeerTier implements PeerTier {
       homedHere.increment();
       return null;
     }
+    PeerHealth h = health.computeIfAbsent(home, a -> new PeerHealth());
     long t0 = System.nanoTime();
+    if (h.skipped(t0)) {
+      peerSkipped.increment();
+      return null;
+    }
+    long bound = h.hedgeMillis();
     try {
       byte[] reply =
           member
               .ask(home, u.id(), u.block(), u.path(), TIMEOUT_MILLIS)
-              .get(TIMEOUT_MILLIS + 1000, TimeUnit.MILLISECONDS);
+              .get(bound, TimeUnit.MILLISECONDS);
       byte[] b = PeerReply.verify(reply, u.version(), u.length());
       long ns = System.nanoTime() - t0;
+      h.answered(ns);
       peerMicros.add(ns / 1000);
       peerSeconds.observe(ns / 1e9);
       fromPeers.increment();
@@ -73,9 +88,21 @@ public final class ClusterPeerTier implements PeerTier {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new java.io.InterruptedIOException("interrupted waiting for " + home);
-    } catch (ExecutionException | TimeoutException | IOException | RuntimeException e) {
+    } catch (TimeoutException e) {
+      peerHedged.increment();
+      if (h.failed(System.nanoTime())) {
+        log.warn(
+            "home {} answered none of the last {} asks within {} ms: reading the source without"
+                + " asking it for a while",
+            home,
+            PeerHealth.BAD_IN_A_ROW,
+            bound);
+      }
+      return null;
+    } catch (ExecutionException | IOException | RuntimeException e) {
       long n = peerFailures.sum() + 1;
       peerFailures.increment();
+      h.failed(System.nanoTime());
       if (n <= 20 || n % 1000 == 0) {
         Throwable c = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
         log.warn(
@@ -119,6 +146,16 @@ public final class ClusterPeerTier implements PeerTier {
   /** Asks of a home that failed (the source served them instead). */
   public long peerFailures() {
     return peerFailures.sum();
+  }
+
+  /** Asks given up at their home's hedge bound (the source served them instead). */
+  public long peerHedged() {
+    return peerHedged.sum();
+  }
+
+  /** Misses read from the source without asking their home, skipped for lagging or failing. */
+  public long peerSkipped() {
+    return peerSkipped.sum();
   }
 
   private volatile int homedTopology = -1;

@@ -52,17 +52,21 @@ public final class HintFuse extends FuseStubFS {
   }
 
   /**
-   * Mounts and serves requests on {@code threads} Java threads until unmounted (see {@link
-   * JavaThreadLoop} for why not libfuse's own threads).
+   * Mounts and serves requests on Java threads until unmounted: {@code idleThreads} wait for
+   * requests, and more start while all are busy, up to {@code maxThreads} (see {@link
+   * JavaThreadLoop} for why not libfuse's own threads, and how the pool grows).
    */
-  public void serve(java.nio.file.Path mountpoint, String[] fuseArgs, int threads)
+  public void serve(
+      java.nio.file.Path mountpoint, String[] fuseArgs, int idleThreads, int maxThreads)
       throws InterruptedException {
     JavaThreadLoop.run(
         Struct.getMemory(fuseOperations),
         Struct.size(fuseOperations),
         mountpoint,
         fuseArgs,
-        threads);
+        idleThreads,
+        maxThreads,
+        fs::servedBy);
   }
 
   @Override

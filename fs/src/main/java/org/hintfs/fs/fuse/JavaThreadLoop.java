@@ -3,6 +3,11 @@ package org.hintfs.fs.fuse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Pointer;
 import jnr.ffi.byref.IntByReference;
@@ -19,11 +24,18 @@ import org.slf4j.LoggerFactory;
  * measured here at ~200 us per open+close against 5 us for a local file. Requests served on threads
  * the JVM started are already attached, so that cost disappears.
  *
- * <p>How: {@code fuse_setup} parses the options and mounts; each of N Java threads then loops on
- * {@code fuse_read_cmd} (one blocking read of /dev/fuse, which hands each request to one reader)
- * and {@code fuse_process_cmd} (which dispatches it to the callbacks) until the mount goes away;
- * {@code fuse_teardown} cleans up. This is what libfuse's {@code fuse_loop_mt} does, with fixed
- * threads.
+ * <p>How: {@code fuse_setup} parses the options and mounts; each Java thread then loops on {@code
+ * fuse_read_cmd} (one blocking read of /dev/fuse, which hands each request to one reader) and
+ * {@code fuse_process_cmd} (which dispatches it to the callbacks) until the mount goes away; {@code
+ * fuse_teardown} cleans up. This is what libfuse's {@code fuse_loop_mt} does.
+ *
+ * <p>Threads: the pool grows the way libfuse3's loop does. A thread that takes a request and leaves
+ * no other thread waiting on /dev/fuse starts one more (up to {@code maxThreads}), so a request
+ * always finds a reader while others wait on the source or a peer: a miss holds its thread, never
+ * the cached reads, lookups and {@code .hintfs} files behind it. A thread that finishes a request
+ * while more than {@code idleThreads} others wait ends. Past {@code maxThreads} requests wait in
+ * the kernel's queue until a thread is free: the bound on threads (and their stacks) a flood of
+ * misses can cost.
  *
  * <p>Exit: an unmount makes every read fail with ENODEV, libfuse marks the session exited and the
  * threads end. SIGINT/SIGTERM/SIGHUP go to libfuse's handler (installed by {@code fuse_setup}),
@@ -60,10 +72,19 @@ final class JavaThreadLoop {
    * Mounts and serves until unmounted.
    *
    * @param ops the filled {@code fuse_operations} struct
-   * @param threads request threads: each blocked source read holds one
+   * @param idleThreads request threads started at once, and kept waiting for requests
+   * @param maxThreads the most request threads at once (each request waiting on the source holds
+   *     one)
    * @throws IllegalStateException if libfuse refuses the mount (it printed why on stderr)
    */
-  static void run(Pointer ops, long opsSize, Path mountpoint, String[] fuseArgs, int threads)
+  static void run(
+      Pointer ops,
+      long opsSize,
+      Path mountpoint,
+      String[] fuseArgs,
+      int idleThreads,
+      int maxThreads,
+      Consumer<Pool> started)
       throws InterruptedException {
     LibFuseLoop lib = LibraryLoader.create(LibFuseLoop.class).failImmediately().load("fuse");
     List<String> argv = new ArrayList<>(List.of("hintfs", "-f", mountpoint.toString()));
@@ -75,23 +96,9 @@ final class JavaThreadLoop {
     if (fuse == null) {
       throw new IllegalStateException("libfuse refused the mount");
     }
-    List<Thread> workers = new ArrayList<>();
-    for (int i = 0; i < threads; i++) {
-      Thread t =
-          new Thread(
-              () -> {
-                while (lib.fuse_exited(fuse) == 0) {
-                  Pointer cmd = lib.fuse_read_cmd(fuse);
-                  if (cmd != null) {
-                    lib.fuse_process_cmd(fuse, cmd);
-                  }
-                }
-              },
-              "fuse-" + i);
-      t.setDaemon(true);
-      t.start();
-      workers.add(t);
-    }
+    Pool pool = new Pool(lib, fuse, idleThreads, maxThreads);
+    started.accept(pool);
+    pool.start();
     // Set before the session is torn down: the watcher must never touch a freed session (it did,
     // now and then: a SIGSEGV in fuse_session_exited at unmount, before the cache was flushed).
     java.util.concurrent.atomic.AtomicBoolean tornDown =
@@ -117,13 +124,146 @@ final class JavaThreadLoop {
             "fuse-exit-watcher");
     watcher.setDaemon(true);
     watcher.start();
-    for (Thread t : workers) {
-      t.join();
-    }
+    pool.joinAll();
     tornDown.set(true);
     watcher.interrupt();
     watcher.join(10_000);
     lib.fuse_teardown(fuse, mp.getValue());
+  }
+
+  /**
+   * The request threads: {@code waiting} counts those in (or on their way to) {@code
+   * fuse_read_cmd}, {@code alive} all of them. Both only change by CAS, so the bounds hold without
+   * a lock: never more than {@code max} threads, never fewer than {@code idle} waiting once a burst
+   * is over.
+   */
+  static final class Pool implements org.hintfs.fs.serve.RequestThreads {
+    private final LibFuseLoop lib;
+    private final Pointer fuse;
+    private final int idle;
+    private final int max;
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicInteger alive = new AtomicInteger();
+    private final AtomicInteger peak = new AtomicInteger();
+    private final AtomicInteger names = new AtomicInteger();
+    private final LongAdder started = new LongAdder();
+    private final LongAdder atMax = new LongAdder();
+    private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+
+    Pool(LibFuseLoop lib, Pointer fuse, int idle, int max) {
+      this.lib = lib;
+      this.fuse = fuse;
+      this.idle = Math.max(1, idle);
+      this.max = Math.max(this.idle, max);
+    }
+
+    private void start() {
+      for (int i = 0; i < idle; i++) {
+        tryStart();
+      }
+    }
+
+    /** Starts one more thread unless {@code max} are alive; true if it did. */
+    private boolean tryStart() {
+      int a;
+      do {
+        a = alive.get();
+        if (a >= max) {
+          atMax.increment();
+          return false;
+        }
+      } while (!alive.compareAndSet(a, a + 1));
+      peak.accumulateAndGet(a + 1, Math::max);
+      waiting.incrementAndGet();
+      started.increment();
+      Thread t = new Thread(this::serve, "fuse-" + names.getAndIncrement());
+      t.setDaemon(true);
+      threads.add(t);
+      t.start();
+      return true;
+    }
+
+    private void serve() {
+      try {
+        while (lib.fuse_exited(fuse) == 0) {
+          Pointer cmd = lib.fuse_read_cmd(fuse);
+          if (cmd == null) {
+            continue;
+          }
+          if (waiting.decrementAndGet() == 0) {
+            tryStart(); // nobody is left reading /dev/fuse while this request is served
+          }
+          try {
+            lib.fuse_process_cmd(fuse, cmd);
+          } finally {
+            waiting.incrementAndGet();
+          }
+          if (retire()) {
+            return;
+          }
+        }
+        waiting.decrementAndGet();
+        alive.decrementAndGet();
+      } finally {
+        threads.remove(Thread.currentThread());
+      }
+    }
+
+    /** Ends this thread if more than {@code idle} others are waiting for requests. */
+    private boolean retire() {
+      int w;
+      do {
+        w = waiting.get();
+        if (w <= idle) {
+          return false;
+        }
+      } while (!waiting.compareAndSet(w, w - 1));
+      alive.decrementAndGet();
+      return true;
+    }
+
+    /** Waits until every thread, those started meanwhile too, has ended. */
+    private void joinAll() throws InterruptedException {
+      while (!threads.isEmpty()) {
+        for (Thread t : List.copyOf(threads)) {
+          t.join();
+        }
+      }
+    }
+
+    /** Request threads alive now. */
+    @Override
+    public int alive() {
+      return alive.get();
+    }
+
+    /** Threads waiting for a request now. */
+    int waiting() {
+      return waiting.get();
+    }
+
+    /** The most threads that were alive at once. */
+    @Override
+    public int peak() {
+      return peak.get();
+    }
+
+    /** The most threads this pool may have. */
+    @Override
+    public int max() {
+      return max;
+    }
+
+    /** Threads started so far (the first {@code idle} included). */
+    long started() {
+      return started.sum();
+    }
+
+    /** Times a request left no thread waiting and none could be started (at the bound). */
+    @Override
+    public long atMax() {
+      return atMax.sum();
+    }
   }
 
   private static boolean isMounted(Path mountpoint) {

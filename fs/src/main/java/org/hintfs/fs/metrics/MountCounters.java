@@ -97,6 +97,18 @@ final class MountCounters {
       all.add(
           counter(
               null,
+              "cluster_peer_hedged",
+              "asks of a home given up at its hedge bound (the source served them)",
+              peers::peerHedged));
+      all.add(
+          counter(
+              null,
+              "cluster_peer_skipped",
+              "misses read from the source without asking a lagging or failing home",
+              peers::peerSkipped));
+      all.add(
+          counter(
+              null,
               "cluster_served_to_peers",
               "files or blocks served to other members",
               fs.home()::served));
@@ -140,6 +152,27 @@ final class MountCounters {
             "fetches_limit",
             "source fetches allowed at once (--max-fetches)",
             c::fetchLimit),
+        gauge(
+            "fuse_threads",
+            "fuse_threads",
+            "threads serving kernel requests now",
+            () -> fs.requestThreads().alive()),
+        gauge(
+            "fuse_threads_peak",
+            "fuse_threads_peak",
+            "the most threads that served kernel requests at once",
+            () -> fs.requestThreads().peak()),
+        gauge(
+            "fuse_threads_max",
+            "fuse_threads_max",
+            "threads allowed to serve kernel requests (--fuse-max-threads)",
+            () -> fs.requestThreads().max()),
+        counter(
+            "fuse_threads_at_max",
+            "fuse_threads_at_max",
+            "requests that found every thread busy at --fuse-max-threads (they waited in the"
+                + " kernel)",
+            () -> fs.requestThreads().atMax()),
         counter(
             "fetches_coalesced", null, "reads that joined a fetch under way", c::coalescedFetches),
         counter("hits", null, "units served from the cache", cs::hits),
@@ -164,6 +197,21 @@ final class MountCounters {
             "bytes served from the cache",
             cs.bytesFromCache::sum),
         counter("admitted", "admitted", "files or blocks stored", cs.admitted::sum),
+        gauge(
+            "write_queue_bytes",
+            "write_queue_bytes",
+            "fetched bytes waiting for the disk cache's writer",
+            c::writeQueuedBytes),
+        gauge(
+            "write_queue_limit",
+            "write_queue_limit_bytes",
+            "the most fetched bytes that wait for the disk cache's writer (--write-queue)",
+            c::writeQueueLimit),
+        counter(
+            "write_queue_full",
+            "write_queue_full",
+            "fetched files or blocks served without being stored: the disk writer's queue was full",
+            cs.writeQueueFull::sum),
         counter("evictions", "evictions", "files evicted", cs.evictions::sum),
         counter(
             "corrupt_entries",

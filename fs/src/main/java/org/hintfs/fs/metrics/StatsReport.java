@@ -269,6 +269,8 @@ public final class StatsReport {
     c.put("peer_mean_us", peers.meanPeerMicros());
     c.put("source_reads_as_home", peers.homedHere());
     c.put("peer_failures", peers.peerFailures());
+    c.put("peer_hedged", peers.peerHedged());
+    c.put("peer_skipped", peers.peerSkipped());
     c.put("served_to_peers", fs.home().served());
     c.put("bytes_served_to_peers", fs.home().bytesServed());
     return c;

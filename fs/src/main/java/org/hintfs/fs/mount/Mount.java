@@ -90,7 +90,8 @@ public final class Mount {
                 config.ramCacheBytes(),
                 config.wholeObjectLimit(),
                 config.blockSize(),
-                config.maxFetches()),
+                config.maxFetches(),
+                config.writeQueueBytes()),
             peers);
     if (home != null) {
       home.serveFrom(cache);

@@ -48,6 +48,7 @@ public final class HintFs {
   private final HintState hints;
   private final org.hintfs.fs.control.ControlInput control;
   private volatile TraceRecorder trace;
+  private volatile RequestThreads requestThreads = RequestThreads.NONE;
   private final Workers workers;
   private final org.hintfs.fs.prefetch.Prefetcher prefetcher;
   private volatile long[] epochBase = {0, 0};
@@ -151,6 +152,16 @@ public final class HintFs {
   }
 
   /** When this filesystem was created. */
+  /** The threads serving kernel requests (set by the FUSE loop once it serves). */
+  public RequestThreads requestThreads() {
+    return requestThreads;
+  }
+
+  /** Called by the FUSE loop when its threads start. */
+  public void servedBy(RequestThreads threads) {
+    this.requestThreads = threads;
+  }
+
   public Instant started() {
     return started;
   }

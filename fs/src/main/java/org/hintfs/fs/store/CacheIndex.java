@@ -118,7 +118,7 @@ public final class CacheIndex {
 
   /** An open: a hit if in RAM ({@code inRam}) or on disk; the policy sees it. */
   synchronized boolean accessed(int id, boolean inRam) {
-    boolean hit = inRam || residency.isResident(id);
+    boolean hit = inRam || (diskUp() && residency.isResident(id));
     residency.accessed(id, hit); // and a hold has done its work
     return hit;
   }
@@ -159,6 +159,12 @@ public final class CacheIndex {
       }
       return; // already stored by an earlier fetch of the same unit
     }
+    if (!store.hasRoom(payload.length)) {
+      // The disk is behind the source: served without being stored (it is still in the RAM tier,
+      // if there is one), never a wait here, under the lock every open takes.
+      stats.writeQueueFull.increment();
+      return;
+    }
     if (!residency.admit(id, StoredValue.charge(payload.length), guest)) {
       return;
     }
@@ -166,7 +172,7 @@ public final class CacheIndex {
       blocksOf.computeIfAbsent(id, k -> new BitSet()).set(block);
     }
     stats.admitted.increment();
-    store.put(key, vh, payload, block, path);
+    store.put(key, vh, payload, block, path); // fits: only this lock's holder adds to the queue
   }
 
   /** Deletes every stored unit of a file (it is being evicted). Caller holds the lock. */
@@ -252,6 +258,9 @@ public final class CacheIndex {
 
   /** True if every block of a blocked file is on disk. */
   synchronized boolean allBlocksStored(int id) {
+    if (!diskUp()) {
+      return false;
+    }
     BitSet b = blocksOf.get(id);
     return b != null && b.cardinality() == units.blockCount(id);
   }
@@ -309,12 +318,21 @@ public final class CacheIndex {
   /** A prefetch of {@code id} is starting; true if it is on disk already. */
   synchronized boolean prefetching(int id) {
     residency.policy().prefetching(id);
-    return residency.isResident(id);
+    return diskUp() && residency.isResident(id);
   }
 
   /** True if at least one unit of the file is on disk. */
   public synchronized boolean isResident(int id) {
-    return residency.isResident(id);
+    return diskUp() && residency.isResident(id);
+  }
+
+  /**
+   * False once the store has gone down (a full disk, an I/O error): what residency remembers is no
+   * longer on disk to serve, so nothing counts as a disk hit or as cached, and the prefetcher fills
+   * the RAM tier instead. A later mount opens the store again.
+   */
+  private boolean diskUp() {
+    return store != null && store.healthy();
   }
 
   /** Replaces the policy; the new one is told of every file cached now. */
@@ -325,6 +343,9 @@ public final class CacheIndex {
 
   /** Ids of the files on disk now. */
   public synchronized int[] cachedIds() {
+    if (!diskUp()) {
+      return new int[0];
+    }
     return residency.residents();
   }
 
@@ -343,7 +364,7 @@ public final class CacheIndex {
 
   /** Number of files with at least one unit cached. */
   public synchronized int cachedFiles() {
-    return residency.policy().size();
+    return diskUp() ? residency.policy().size() : 0;
   }
 
   /** The policy's name ("auto (shade)" while auto follows shade). */

@@ -30,6 +30,9 @@ public final class CacheStats {
   public final LongAdder bytesFromSource = new LongAdder();
   public final LongAdder admitted = new LongAdder();
 
+  /** Fetched units not stored because the disk writer's queue was full (the disk is behind). */
+  public final LongAdder writeQueueFull = new LongAdder();
+
   /** Files fetched ahead of their read by the prefetcher. */
   public final LongAdder prefetches = new LongAdder();
 

@@ -6,21 +6,20 @@ import java.nio.file.NoSuchFileException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.backing.ObjectChangedException;
 import org.hintfs.backing.SourceUnavailableException;
 
 /**
  * Reads from the source: one request per object however many callers race for it (singleflight), at
- * most {@code maxConcurrent} requests at once, a few retries with jittered backoff on transient
- * failures.
+ * most {@code maxConcurrent} requests at once with readers' misses first ({@link FetchGate}), a few
+ * retries with jittered backoff on transient failures.
  *
  * <p>The first caller for a key runs the load on its own thread; later callers for the same key
- * wait for that result instead of starting their own. A failed load fails every waiter, and the
- * next caller tries again.
+ * wait for that result instead of starting their own. A reader that joins a prefetch still waiting
+ * for its turn promotes it to a reader's miss. A failed load fails every waiter, and the next
+ * caller tries again.
  */
 final class Fetcher {
   /** Extra attempts after the first, for {@link SourceUnavailableException} only. */
@@ -34,26 +33,38 @@ final class Fetcher {
     byte[] run() throws IOException;
   }
 
-  private final ConcurrentHashMap<Long, CompletableFuture<byte[]>> inflight =
-      new ConcurrentHashMap<>();
-  private final Semaphore permits;
-  private final int limit;
-  private final AtomicInteger peak = new AtomicInteger();
+  /** One load under way: its result, and whether a reader waits for it. */
+  private static final class Flight {
+    final CompletableFuture<byte[]> result = new CompletableFuture<>();
+    volatile boolean demanded;
+  }
+
+  private final ConcurrentHashMap<Long, Flight> inflight = new ConcurrentHashMap<>();
+  private final FetchGate gate;
   final LongAdder coalesced = new LongAdder();
 
   Fetcher(int maxConcurrent) {
-    this.limit = maxConcurrent;
-    this.permits = new Semaphore(maxConcurrent);
+    this.gate = new FetchGate(maxConcurrent);
   }
 
   /** Requests allowed at once. */
   int limit() {
-    return limit;
+    return gate.limit();
+  }
+
+  /** Requests that only readers' misses may take. */
+  int reserve() {
+    return gate.reserve();
   }
 
   /** The most requests that ran at once so far. */
   int peak() {
-    return peak.get();
+    return gate.peak();
+  }
+
+  /** Readers' misses waiting for their turn now. */
+  int demandWaiting() {
+    return gate.demandWaiting();
   }
 
   /** Requests in flight now. */
@@ -66,35 +77,49 @@ final class Fetcher {
     return inflight.containsKey(key);
   }
 
-  /** Runs {@code load} unless a load for {@code key} is already running, then waits for it. */
+  /** A reader's miss: runs {@code load} unless a load for {@code key} runs, then waits for it. */
   byte[] fetch(long key, Load load) throws IOException {
-    CompletableFuture<byte[]> mine = new CompletableFuture<>();
-    CompletableFuture<byte[]> running = inflight.putIfAbsent(key, mine);
+    return fetch(key, load, FetchGate.Priority.DEMAND);
+  }
+
+  /**
+   * Runs {@code load} with {@code priority} unless a load for {@code key} is already running, then
+   * waits for it (a reader waiting for a prefetch promotes it).
+   */
+  byte[] fetch(long key, Load load, FetchGate.Priority priority) throws IOException {
+    Flight mine = new Flight();
+    mine.demanded = priority == FetchGate.Priority.DEMAND;
+    Flight running = inflight.putIfAbsent(key, mine);
     if (running != null) {
       coalesced.increment();
-      return await(running);
+      if (priority == FetchGate.Priority.DEMAND && !running.demanded) {
+        running.demanded = true;
+        gate.promoted();
+      }
+      return await(running.result);
     }
     try {
-      byte[] b = withRetries(load);
-      mine.complete(b);
+      byte[] b = withRetries(load, priority, mine);
+      mine.result.complete(b);
       return b;
     } catch (IOException | RuntimeException | Error e) {
-      mine.completeExceptionally(e);
+      mine.result.completeExceptionally(e);
       throw e;
     } finally {
       inflight.remove(key, mine);
     }
   }
 
-  private byte[] withRetries(Load load) throws IOException {
+  private byte[] withRetries(Load load, FetchGate.Priority priority, Flight flight)
+      throws IOException {
     for (int attempt = 0; ; attempt++) {
+      FetchGate.Priority ran;
       try {
-        permits.acquire();
+        ran = gate.acquire(priority, () -> flight.demanded);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new InterruptedIOException("interrupted waiting for a fetch slot");
       }
-      peak.accumulateAndGet(limit - permits.availablePermits(), Math::max);
       try {
         return load.run();
       } catch (SourceUnavailableException e) {
@@ -102,7 +127,7 @@ final class Fetcher {
           throw e;
         }
       } finally {
-        permits.release();
+        gate.release(ran);
       }
       sleepBackoff(attempt);
     }

@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * never wait for a commit and commits are amortized over many puts. Until its batch commits, a put
  * is visible to readers through the pending table.
  *
+ * <p>Bound: the puts waiting in the queue hold at most {@code queueLimit} payload bytes. When the
+ * disk is slower than the source, a put that would pass it is refused at once ({@link #hasRoom}
+ * says so first): the caller serves the bytes without storing them, never waits, and the heap holds
+ * no more than the bound for the writer.
+ *
  * <p>Durability: {@code MDB_NOMETASYNC} flushes data pages at every commit but not the meta page,
  * so a power loss can lose the last commit but never corrupt the tree; a killed process loses
  * nothing that was committed. Not {@code MDB_WRITEMAP}: with it a full disk would be a SIGBUS,
@@ -81,6 +86,13 @@ public final class LmdbStore implements AutoCloseable {
   private volatile String downReason;
   private volatile boolean closing;
 
+  /** 128 MiB: a quarter second of writes on an SSD, ~1,200 ImageNet JPEGs waiting for the disk. */
+  public static final long DEFAULT_QUEUE_LIMIT = 128L << 20;
+
+  private final long queueLimit;
+  private final java.util.concurrent.atomic.AtomicLong queuedBytes =
+      new java.util.concurrent.atomic.AtomicLong();
+
   /**
    * Opens (or creates) the environment in {@code dir}.
    *
@@ -90,6 +102,16 @@ public final class LmdbStore implements AutoCloseable {
   private final Path dir;
 
   public LmdbStore(Path dir, long mapSize, MapFullHandler mapFull) throws IOException {
+    this(dir, mapSize, mapFull, DEFAULT_QUEUE_LIMIT);
+  }
+
+  /**
+   * Opens (or creates) the environment in {@code dir}, its writer's queue bounded to {@code
+   * queueLimit} payload bytes.
+   */
+  public LmdbStore(Path dir, long mapSize, MapFullHandler mapFull, long queueLimit)
+      throws IOException {
+    this.queueLimit = queueLimit;
     Files.createDirectories(dir);
     this.dir = dir;
     this.mapFull = mapFull;
@@ -200,14 +222,39 @@ public final class LmdbStore implements AutoCloseable {
     }
   }
 
-  /** Stores a payload (asynchronously; visible to {@link #get} at once). */
-  void put(CacheKey key, long versionHash, byte[] payload, int block, String path) {
-    if (!healthy()) {
-      return;
+  /**
+   * True if a put of {@code bytes} fits in the writer's queue now (an empty queue takes any one).
+   * The queue only shrinks between this and a {@link #put} by the same single caller.
+   */
+  boolean hasRoom(int bytes) {
+    long q = queuedBytes.get();
+    return q == 0 || q + bytes <= queueLimit;
+  }
+
+  /** Payload bytes waiting for the writer now. */
+  long queuedBytes() {
+    return queuedBytes.get();
+  }
+
+  /** The most payload bytes the writer's queue holds. */
+  long queueLimit() {
+    return queueLimit;
+  }
+
+  /**
+   * Stores a payload (asynchronously; visible to {@link #get} at once).
+   *
+   * @return false if it was not queued: the store is down, or the writer's queue is full
+   */
+  boolean put(CacheKey key, long versionHash, byte[] payload, int block, String path) {
+    if (!healthy() || !hasRoom(payload.length)) {
+      return false;
     }
     Put op = new Put(key, versionHash, payload, block, path);
+    queuedBytes.addAndGet(payload.length);
     pending.put(key.hex(), op);
     queue.add(op);
+    return true;
   }
 
   /** Deletes an entry (asynchronously; invisible to {@link #get} at once). */
@@ -254,6 +301,14 @@ public final class LmdbStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Tests: holds LMDB's write lock, as a stalled disk holds the writer in its commit, until the
+   * returned transaction is aborted (closed).
+   */
+  Txn<ByteBuffer> holdWriteLock() {
+    return env.txnWrite();
+  }
+
   /** Marks the store down with one warning; later failures are not logged again. */
   void down(String reason) {
     if (downReason == null) {
@@ -263,6 +318,7 @@ public final class LmdbStore implements AutoCloseable {
           log.warn("disk cache disabled, serving from the source: {}", reason);
           pending.clear();
           queue.clear();
+          queuedBytes.set(0);
         }
       }
     }
@@ -330,6 +386,7 @@ public final class LmdbStore implements AutoCloseable {
             b.done.countDown();
           } else if (o instanceof Put p) {
             pending.remove(p.key.hex(), o);
+            queuedBytes.addAndGet(-p.payload.length);
           } else if (o instanceof Delete d) {
             pending.remove(d.key.hex(), o);
           }
@@ -410,9 +467,26 @@ public final class LmdbStore implements AutoCloseable {
   }
 
   @Override
+  /**
+   * Lets the writer commit what is queued (up to {@link #CLOSE_WAIT_MILLIS}), then closes the
+   * environment. A writer still in a commit then (a stalled disk) is left to it: closing the
+   * environment under a running transaction would crash the process, and an exit without the close
+   * loses nothing committed (LMDB is crash-safe); the queued puts are only lost cache.
+   */
   public void close() throws InterruptedException {
     closing = true;
-    writer.join(10_000);
+    writer.join(CLOSE_WAIT_MILLIS);
+    if (writer.isAlive()) {
+      log.warn(
+          "the cache writer is still committing after {} s (a stalled disk?): leaving the LMDB"
+              + " environment in {} open; nothing committed is lost",
+          CLOSE_WAIT_MILLIS / 1000,
+          dir);
+      return;
+    }
     env.close();
   }
+
+  /** How long {@link #close} waits for the writer: 10 s of a disk that keeps up. */
+  static final long CLOSE_WAIT_MILLIS = 10_000;
 }

@@ -41,7 +41,26 @@ public final class TieredCache implements AutoCloseable {
       long ramBytes,
       int wholeObjectLimit,
       int blockSize,
-      int maxFetches) {}
+      int maxFetches,
+      long writeQueueBytes) {
+    /** Sizes with the disk writer's queue at its default bound. */
+    public Config(
+        long capacityBytes,
+        String capacityBasis,
+        long ramBytes,
+        int wholeObjectLimit,
+        int blockSize,
+        int maxFetches) {
+      this(
+          capacityBytes,
+          capacityBasis,
+          ramBytes,
+          wholeObjectLimit,
+          blockSize,
+          maxFetches,
+          LmdbStore.DEFAULT_QUEUE_LIMIT);
+    }
+  }
 
   private final DatasetSource source;
   private final Catalog catalog;
@@ -127,7 +146,9 @@ public final class TieredCache implements AutoCloseable {
       long cap = config.capacityBytes();
       long mapSize = Math.max(2 * cap, cap + (1L << 30));
       try {
-        store = new LmdbStore(dir, mapSize, bytes -> self.get().index.onMapFull(bytes));
+        store =
+            new LmdbStore(
+                dir, mapSize, bytes -> self.get().index.onMapFull(bytes), config.writeQueueBytes());
       } catch (IOException | RuntimeException e) {
         problem = e.getMessage();
         log.warn("disk cache disabled, serving from the source: {}", problem);
@@ -245,6 +266,17 @@ public final class TieredCache implements AutoCloseable {
 
   private byte[] read(int id, int block, boolean recordAccess, boolean promoting, boolean forPeer)
       throws IOException {
+    return read(id, block, recordAccess, promoting, forPeer, FetchGate.Priority.DEMAND);
+  }
+
+  private byte[] read(
+      int id,
+      int block,
+      boolean recordAccess,
+      boolean promoting,
+      boolean forPeer,
+      FetchGate.Priority priority)
+      throws IOException {
     // A promotion leaves a unit it finds in RAM there; any other read takes a promoted one out.
     // A RAM hit needs nothing else: the unit (its length, path, version) is made on a miss.
     byte[] b = promoting ? ram.peek(id, block) : ram.take(id, block);
@@ -268,7 +300,7 @@ public final class TieredCache implements AutoCloseable {
     if (recordAccess) {
       index.served(id, false);
     }
-    return fetcher.fetch(u.ramKey(), () -> fetchAndOffer(u));
+    return fetcher.fetch(u.ramKey(), () -> fetchAndOffer(u), priority);
   }
 
   private byte[] servedFromCache(LongAdder tierHits, int id, byte[] b, boolean recordAccess) {
@@ -341,11 +373,14 @@ public final class TieredCache implements AutoCloseable {
     return index.allBlocksStored(id);
   }
 
-  /** Fetches every unit of a file that is not cached (an admin's {@code prefetch}); no access. */
+  /**
+   * Fetches every unit of a file that is not cached (an admin's {@code prefetch}); no access. Its
+   * source reads go after readers' misses and prefetches ({@link FetchGate}).
+   */
   public long prefetchAll(int id) throws IOException {
     long bytes = 0;
     for (int b = 0; b < units.blockCount(id); b++) {
-      bytes += read(id, b, false).length;
+      bytes += read(id, b, false, false, false, FetchGate.Priority.ADMIN).length;
     }
     return bytes;
   }
@@ -355,6 +390,8 @@ public final class TieredCache implements AutoCloseable {
    * already on disk is brought nearer instead: up to {@link #COPY_OUT_MAX}, the kernel is asked to
    * read its pages of the map ({@link LmdbStore#willNeed}: no copy, its reads check and copy it out
    * of the map); larger, it is read into the RAM tier (promoted), so its open finds it in memory.
+   * Its source read goes after readers' misses and never takes the reads kept for them ({@link
+   * FetchGate}).
    */
   public void prefetch(int id) throws IOException {
     boolean onDisk = index.prefetching(id);
@@ -366,7 +403,7 @@ public final class TieredCache implements AutoCloseable {
       return;
     }
     (onDisk ? stats.promotions : stats.prefetches).increment();
-    read(id, 0, false, onDisk && ram.enabled(), false);
+    read(id, 0, false, onDisk && ram.enabled(), false, FetchGate.Priority.PREFETCH);
   }
 
   /**
@@ -426,6 +463,16 @@ public final class TieredCache implements AutoCloseable {
     return fetcher.limit();
   }
 
+  /** Source requests only readers' misses may take (prefetches and admin fetches never do). */
+  public int fetchReserve() {
+    return fetcher.reserve();
+  }
+
+  /** Readers' misses waiting for a source request now (all {@code --max-fetches} are busy). */
+  public int demandFetchesWaiting() {
+    return fetcher.demandWaiting();
+  }
+
   /** Reads sent to the source, retries included (a retry is one more miss). */
   public long sourceRequests() {
     return stats.misses.sum();
@@ -454,6 +501,21 @@ public final class TieredCache implements AutoCloseable {
       return "none" + (storeProblem == null ? "" : ": " + storeProblem);
     }
     return store.healthy() ? "ok" : "down: " + store.downReason();
+  }
+
+  /** The disk tier's store (tests), or null. */
+  LmdbStore store() {
+    return store;
+  }
+
+  /** Payload bytes waiting for the disk writer now (0 without a disk tier). */
+  public long writeQueuedBytes() {
+    return store == null ? 0 : store.queuedBytes();
+  }
+
+  /** The most payload bytes the disk writer's queue holds ({@code --write-queue}). */
+  public long writeQueueLimit() {
+    return store == null ? config.writeQueueBytes() : store.queueLimit();
   }
 
   /** Waits for queued writes to commit. */

@@ -195,6 +195,14 @@ class MainTest {
         "0"
       },
       {
+        "hintfs: --fuse-max-threads must be between --fuse-threads (32) and 8192, not 8",
+        "mount",
+        s,
+        m,
+        "--fuse-max-threads",
+        "8"
+      },
+      {
         "hintfs: --max-fetches must be between 1 and 4096, not 0",
         "mount",
         s,

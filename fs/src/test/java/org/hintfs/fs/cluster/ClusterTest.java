@@ -239,6 +239,36 @@ class ClusterTest {
   }
 
   @Test
+  void aHomeThatAnswersSlowly_costsItsBoundThenIsSkipped_andEveryByteIsRight() throws Exception {
+    List<Integer> ports = List.of(freePort(), freePort());
+    for (int i = 0; i < 2; i++) {
+      member(i, ports, null, src, true);
+    }
+    awaitMembers(members, 2);
+    HintFs reader = members.get(0);
+    HintFs slow = members.get(1);
+    long slowHomes = cluster(slow).path("homed_files").asLong();
+    assertThat(slowHomes).isGreaterThan(10);
+    // The slow member is alive (failure detection never suspects it) but each of its own source
+    // reads takes 3 s: every ask for one of its homed files waits that long there.
+    sources.get(1).latency(3_000);
+    long t0 = System.nanoTime();
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(reader, paths.get(f))).isEqualTo(content.get(f));
+    }
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    JsonNode c = cluster(reader);
+    // Waiting for the home, its ~30 files would take 90 s. Hedged: the first 3 asks wait out the
+    // bound (1 s before the home has answered 16 asks), then it is skipped for 2 s, 4 s, 8 s, ...
+    // with one probe after each skip: about 3 + log2(elapsed) asks of 1 s, the rest at once.
+    assertThat(c.path("peer_hedged").asLong()).isBetween(3L, 8L);
+    assertThat(c.path("peer_skipped").asLong()).isPositive();
+    assertThat(c.path("peer_hedged").asLong() + c.path("peer_skipped").asLong())
+        .isEqualTo(slowHomes);
+    assertThat(seconds).as("seconds for the whole pass").isLessThan(30);
+  }
+
+  @Test
   void aMemberThatLeaves_turnsItsHomesIntoMisses_neverAnError() throws Exception {
     List<Integer> ports = List.of(freePort(), freePort(), freePort());
     for (int i = 0; i < 3; i++) {

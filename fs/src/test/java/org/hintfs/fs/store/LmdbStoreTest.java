@@ -35,6 +35,33 @@ class LmdbStoreTest {
   }
 
   @Test
+  void aStalledWriter_holdsAtMostTheQueueLimit_refusesPastIt_andTakesPutsAgainOnceItCommits()
+      throws Exception {
+    byte[] a = random(60_000, 2);
+    byte[] b = random(60_000, 3);
+    CacheKey ka = CacheKey.of("cls/a.jpg", 0);
+    CacheKey kb = CacheKey.of("cls/b.jpg", 0);
+    long vh = CacheKey.versionHash("etag");
+    try (LmdbStore s = new LmdbStore(dir, MAP, bytes -> {}, 100_000)) {
+      try (var stalled = s.holdWriteLock()) {
+        assertThat(s.put(ka, vh, a, 0, "cls/a.jpg")).isTrue();
+        // 60,000 + 60,000 > 100,000: the second waits for nothing, it is refused.
+        assertThat(s.hasRoom(b.length)).isFalse();
+        assertThat(s.put(kb, vh, b, 0, "cls/b.jpg")).isFalse();
+        assertThat(s.queuedBytes()).isEqualTo(60_000);
+        assertThat(s.get(ka, vh, a.length).payload()).isEqualTo(a); // served while queued
+        assertThat(s.get(kb, vh, b.length).hit()).isFalse();
+      }
+      s.flush();
+      assertThat(s.queuedBytes()).isZero();
+      assertThat(s.put(kb, vh, b, 0, "cls/b.jpg")).isTrue();
+      s.flush();
+      assertThat(s.get(ka, vh, a.length).payload()).isEqualTo(a);
+      assertThat(s.get(kb, vh, b.length).payload()).isEqualTo(b);
+    }
+  }
+
+  @Test
   void aPutIsServedAtOnce_andAfterCommit_andAfterReopen() throws Exception {
     byte[] payload = random(10_000, 1);
     CacheKey key = CacheKey.of("cls/a.jpg", 0);

@@ -57,6 +57,87 @@ class TieredCacheTest {
         new TieredCache.Config(capacity, "test", 1 << 20, LIMIT, BLOCK, 16));
   }
 
+  @Test
+  void aDiskBehindTheSource_servesEveryByte_storesOnlyWhatTheWriteQueueHolds() throws Exception {
+    InMemorySource src = dataset(21, 60, 40_000);
+    Catalog cat = Mount.listCatalog(src);
+    List<Integer> ids = files(cat);
+    // No RAM tier: what is not stored is not kept anywhere. 100 KB of queue: the files (0-40 KB)
+    // that fit wait for the stalled writer, the rest are served without being stored.
+    try (TieredCache c = openWithoutRam(src, cat, tmp.resolve("slow"), 100_000)) {
+      try (var stalled = c.store().holdWriteLock()) {
+        for (int id : ids) {
+          assertThat(c.read(id, 0))
+              .isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
+          assertThat(c.writeQueuedBytes()).isLessThanOrEqualTo(100_000);
+        }
+        long skipped = c.stats().writeQueueFull.sum();
+        long storedBytes = 0;
+        for (int id : ids) {
+          storedBytes += c.isCached(id) ? cat.size(id) : 0;
+        }
+        // The 60 files hold ~1.2 MB: what waits for the writer is at most the queue's 100 KB.
+        assertThat(storedBytes).isPositive().isLessThanOrEqualTo(100_000);
+        assertThat(skipped).isGreaterThan(ids.size() / 2);
+        // What the index holds is what the store holds: nothing it refused counts as cached.
+        assertThat(c.index().cachedFiles()).isEqualTo(ids.size() - skipped);
+      }
+      c.flush();
+      assertThat(c.writeQueuedBytes()).isZero();
+      long misses = c.misses();
+      long refused = c.stats().writeQueueFull.sum();
+      for (int id : ids) {
+        assertThat(c.read(id, 0))
+            .isEqualTo(src.readRange(cat.path(id), null, 0, (int) cat.size(id)));
+        c.flush(); // a disk that keeps up
+      }
+      // Each file refused before is fetched once more, and stored this time.
+      assertThat(c.misses() - misses).isEqualTo(refused);
+      assertThat(c.stats().writeQueueFull.sum()).isEqualTo(refused);
+      assertThat(c.index().cachedFiles()).isEqualTo(ids.size());
+    }
+  }
+
+  @Test
+  void aStoreThatGoesDown_isKnownToBeDown_noHitCounted_andEveryReadServedFromTheSource()
+      throws Exception {
+    InMemorySource mem = dataset(22, 20, 30_000);
+    FaultInjectingSource src = new FaultInjectingSource(mem);
+    Catalog cat = Mount.listCatalog(src);
+    List<Integer> ids = files(cat);
+    try (TieredCache c =
+        openWithoutRam(src, cat, tmp.resolve("down"), LmdbStore.DEFAULT_QUEUE_LIMIT)) {
+      for (int id : ids) {
+        c.read(id, 0);
+      }
+      c.flush();
+      assertThat(c.index().cachedFiles()).isEqualTo(ids.size());
+      long reads = src.reads();
+      c.store().down("write failed: test"); // what any LMDB error does
+      assertThat(c.storeHealth()).isEqualTo("down: write failed: test");
+      assertThat(c.index().cachedFiles()).isZero();
+      for (int id : ids) {
+        assertThat(c.isCached(id)).isFalse();
+        assertThat(c.access(id)).as("an open of a file the dead disk held is a miss").isFalse();
+        assertThat(c.read(id, 0, false))
+            .isEqualTo(mem.readRange(cat.path(id), null, 0, (int) cat.size(id)));
+      }
+      assertThat(src.reads() - reads).isEqualTo(ids.size());
+      assertThat(c.stats().openHits.sum()).isZero();
+    }
+  }
+
+  /** A cache of 1 GiB on disk with no RAM tier, its writer's queue bounded to {@code queue}. */
+  static TieredCache openWithoutRam(
+      org.hintfs.backing.DatasetSource src, Catalog cat, Path dir, long queue) {
+    return TieredCache.open(
+        src,
+        cat,
+        new LruPolicy(cat.entryCount()),
+        dir,
+        new TieredCache.Config(1 << 30, "test", 0, LIMIT, BLOCK, 16, queue));
+  }
+
   static byte[] readFile(TieredCache c, Catalog cat, int id) throws IOException {
     if (!c.isBlocked(id)) {
       return c.read(id, 0);

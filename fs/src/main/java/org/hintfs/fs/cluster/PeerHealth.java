@@ -1,0 +1,100 @@
+package org.hintfs.fs.cluster;
+
+import java.util.Arrays;
+
+/**
+ * How long to wait for one home before reading the source instead, and whether to ask it at all:
+ * from that home's recent answers. A home that is alive but slow (its disk stalled, its CPU taken)
+ * is never suspected by failure detection, so without this a reader waited for it up to the ask's
+ * whole timeout.
+ *
+ * <p>Hedge bound: {@link #HEDGE_FACTOR} times the 90th percentile of the last {@link #WINDOW}
+ * answers' times, never under {@link #MIN_HEDGE_MILLIS} nor over {@link #MAX_HEDGE_MILLIS}; {@link
+ * #INITIAL_HEDGE_MILLIS} until {@link #WARM_ANSWERS} answers have come. An ask past it is given up
+ * (its answer, if it comes, is dropped) and the source read here: one more GET for that file.
+ *
+ * <p>Skip: after {@link #BAD_IN_A_ROW} asks in a row that failed or ran past the bound, the home is
+ * not asked for {@link #SKIP_MILLIS} (doubling while it stays bad, up to {@link #MAX_SKIP_MILLIS});
+ * the first ask after that is the probe, and one good answer makes it a home like any other.
+ *
+ * <p>Concurrency: every method is synchronized on this object; nothing here waits or does I/O.
+ */
+final class PeerHealth {
+  /** Answers remembered. */
+  static final int WINDOW = 64;
+
+  /** Answers before the bound is taken from them (the first asks of a JVM are its slowest). */
+  static final int WARM_ANSWERS = 16;
+
+  /** The bound before {@link #WARM_ANSWERS}: a fresh member's first asks took up to 0.5 s here. */
+  static final long INITIAL_HEDGE_MILLIS = 1_000;
+
+  /** The bound over the 90th percentile: a home's answer includes its own misses' source reads. */
+  static final int HEDGE_FACTOR = 4;
+
+  /**
+   * The least bound: a loaded 2-core CI machine paused a healthy member's answers for a few hundred
+   * ms at times (GC, JIT), and each hedge costs a second source read of that file.
+   */
+  static final long MIN_HEDGE_MILLIS = 500;
+
+  /** The most bound: a home slower than this is treated as gone. */
+  static final long MAX_HEDGE_MILLIS = 5_000;
+
+  /** Failed or lagging asks in a row before the home is skipped. */
+  static final int BAD_IN_A_ROW = 3;
+
+  /** The first skip; each further one doubles it. */
+  static final long SKIP_MILLIS = 2_000;
+
+  /** The longest skip. */
+  static final long MAX_SKIP_MILLIS = 60_000;
+
+  private final long[] micros = new long[WINDOW];
+  private int answers;
+  private int badInARow;
+  private int skips;
+  private long skipUntilNanos;
+
+  /** How long to wait for this home's answer now, in milliseconds. */
+  synchronized long hedgeMillis() {
+    if (answers < WARM_ANSWERS) {
+      return INITIAL_HEDGE_MILLIS;
+    }
+    int n = Math.min(answers, WINDOW);
+    long[] recent = Arrays.copyOf(micros, n);
+    Arrays.sort(recent);
+    long p90 = recent[Math.min(n - 1, (int) Math.ceil(n * 0.9) - 1)];
+    long bound = HEDGE_FACTOR * p90 / 1000;
+    return Math.max(MIN_HEDGE_MILLIS, Math.min(MAX_HEDGE_MILLIS, bound));
+  }
+
+  /** True while this home is skipped: the source is read without asking it. */
+  synchronized boolean skipped(long nowNanos) {
+    return badInARow >= BAD_IN_A_ROW && nowNanos - skipUntilNanos < 0;
+  }
+
+  /** An answer that came within the bound and checked. */
+  synchronized void answered(long nanos) {
+    micros[answers % WINDOW] = nanos / 1000;
+    answers++;
+    badInARow = 0;
+    skips = 0;
+  }
+
+  /**
+   * An ask that failed or ran past the bound.
+   *
+   * @return true if this one starts a skip
+   */
+  synchronized boolean failed(long nowNanos) {
+    badInARow++;
+    if (badInARow < BAD_IN_A_ROW || nowNanos - skipUntilNanos < 0) {
+      return false;
+    }
+    long ms = Math.min(MAX_SKIP_MILLIS, SKIP_MILLIS << Math.min(skips, 10));
+    skips++;
+    skipUntilNanos = nowNanos + ms * 1_000_000;
+    return true;
+  }
+}
