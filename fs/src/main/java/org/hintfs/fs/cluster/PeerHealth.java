@@ -1,6 +1,6 @@
 package org.hintfs.fs.cluster;
 
-import java.util.Arrays;
+import org.hintfs.fs.store.RecentLatency;
 
 /**
  * How long to wait for one home before reading the source instead, and whether to ask it at all:
@@ -8,10 +8,11 @@ import java.util.Arrays;
  * is never suspected by failure detection, so without this a reader waited for it up to the ask's
  * whole timeout.
  *
- * <p>Hedge bound: {@link #HEDGE_FACTOR} times the 90th percentile of the last {@link #WINDOW}
- * answers' times, never under {@link #MIN_HEDGE_MILLIS} nor over {@link #MAX_HEDGE_MILLIS}; {@link
- * #INITIAL_HEDGE_MILLIS} until {@link #WARM_ANSWERS} answers have come. An ask past it is given up
- * (its answer, if it comes, is dropped) and the source read here: one more GET for that file.
+ * <p>Hedge bound: {@link #HEDGE_FACTOR} times the 90th percentile of the last 64 answers' times,
+ * never under {@link #MIN_HEDGE_MILLIS} nor over {@link #MAX_HEDGE_MILLIS}; {@link
+ * #INITIAL_HEDGE_MILLIS} until 16 answers have come ({@link RecentLatency}). An ask past it is
+ * given up (its answer, if it comes, is dropped) and the source read here: one more GET for that
+ * file.
  *
  * <p>Skip: after {@link #BAD_IN_A_ROW} asks in a row that failed or ran past the bound, the home is
  * not asked for {@link #SKIP_MILLIS} (doubling while it stays bad, up to {@link #MAX_SKIP_MILLIS});
@@ -20,13 +21,7 @@ import java.util.Arrays;
  * <p>Concurrency: every method is synchronized on this object; nothing here waits or does I/O.
  */
 final class PeerHealth {
-  /** Answers remembered. */
-  static final int WINDOW = 64;
-
-  /** Answers before the bound is taken from them (the first asks of a JVM are its slowest). */
-  static final int WARM_ANSWERS = 16;
-
-  /** The bound before {@link #WARM_ANSWERS}: a fresh member's first asks took up to 0.5 s here. */
+  /** The bound before 16 answers: a fresh member's first asks took up to 0.5 s here. */
   static final long INITIAL_HEDGE_MILLIS = 1_000;
 
   /** The bound over the 90th percentile: a home's answer includes its own misses' source reads. */
@@ -50,23 +45,15 @@ final class PeerHealth {
   /** The longest skip. */
   static final long MAX_SKIP_MILLIS = 60_000;
 
-  private final long[] micros = new long[WINDOW];
-  private int answers;
+  private final RecentLatency latency =
+      new RecentLatency(INITIAL_HEDGE_MILLIS, HEDGE_FACTOR, MIN_HEDGE_MILLIS, MAX_HEDGE_MILLIS);
   private int badInARow;
   private int skips;
   private long skipUntilNanos;
 
   /** How long to wait for this home's answer now, in milliseconds. */
-  synchronized long hedgeMillis() {
-    if (answers < WARM_ANSWERS) {
-      return INITIAL_HEDGE_MILLIS;
-    }
-    int n = Math.min(answers, WINDOW);
-    long[] recent = Arrays.copyOf(micros, n);
-    Arrays.sort(recent);
-    long p90 = recent[Math.min(n - 1, (int) Math.ceil(n * 0.9) - 1)];
-    long bound = HEDGE_FACTOR * p90 / 1000;
-    return Math.max(MIN_HEDGE_MILLIS, Math.min(MAX_HEDGE_MILLIS, bound));
+  long hedgeMillis() {
+    return latency.boundMillis();
   }
 
   /** True while this home is skipped: the source is read without asking it. */
@@ -76,8 +63,7 @@ final class PeerHealth {
 
   /** An answer that came within the bound and checked. */
   synchronized void answered(long nanos) {
-    micros[answers % WINDOW] = nanos / 1000;
-    answers++;
+    latency.answered(nanos);
     badInARow = 0;
     skips = 0;
   }

@@ -39,6 +39,12 @@ public final class SubstitutionAndCoverage {
   /** Misses served by a substitute, all epochs. */
   public final LongAdder substitutions = new LongAdder();
 
+  /**
+   * Opens of a file whose fetch was under way and had not come within the source's deadline: a
+   * substitute could stand in for them (the rules and cap still decide).
+   */
+  public final LongAdder pastDeadline = new LongAdder();
+
   /** For the policies' {@code context}; {@code view} gives the mount's default dataset. */
   SubstitutionAndCoverage(PolicyContext context, Supplier<ImageFolderView> view) {
     this.context = context;

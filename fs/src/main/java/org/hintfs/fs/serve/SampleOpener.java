@@ -86,6 +86,13 @@ final class SampleOpener implements AutoCloseable {
       }
     }
     boolean inDataset = hints.classOf(id) >= 0;
+    if (fetching && inDataset && hints.substitution.on() && !cache.awaitFetch(id)) {
+      // A fetch under way (a late prefetch) the source has not answered within its deadline: the
+      // rules may substitute it like any miss, so a hung source costs the trainer the cap, not
+      // its pace. It goes on, and the sample is owed as any substituted one.
+      hints.substitution.pastDeadline.increment();
+      fetching = false;
+    }
     int sub = inDataset ? hints.substitution.opened(id, hit, fetching) : -1;
     recordTrace(id, stream);
     if (sub >= 0) {

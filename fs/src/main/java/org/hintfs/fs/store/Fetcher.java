@@ -41,6 +41,13 @@ final class Fetcher {
 
   private final ConcurrentHashMap<Long, Flight> inflight = new ConcurrentHashMap<>();
   private final FetchGate gate;
+
+  /**
+   * The far tiers' recent answers: a fetch not answered within 4x their p90 (0.1-5 s; 1 s before 16
+   * answers) is late enough for substitution to stand in for it ({@link #awaitDone}).
+   */
+  private final RecentLatency latency = new RecentLatency(1_000, 4, 100, 5_000);
+
   final LongAdder coalesced = new LongAdder();
 
   Fetcher(int maxConcurrent) {
@@ -121,7 +128,10 @@ final class Fetcher {
         throw new InterruptedIOException("interrupted waiting for a fetch slot");
       }
       try {
-        return load.run();
+        long t0 = System.nanoTime();
+        byte[] b = load.run();
+        latency.answered(System.nanoTime() - t0);
+        return b;
       } catch (SourceUnavailableException e) {
         if (attempt >= RETRIES || e.retried()) {
           throw e;
@@ -130,6 +140,32 @@ final class Fetcher {
         gate.release(ran);
       }
       sleepBackoff(attempt);
+    }
+  }
+
+  /** How long a reader waits for a fetch under way before substitution may stand in for it. */
+  long deadlineMillis() {
+    return latency.boundMillis();
+  }
+
+  /**
+   * Waits up to {@code millis} for the load of {@code key} under way, if there is one.
+   *
+   * @return true if none runs or it finished with its bytes; false if it failed or is still running
+   */
+  boolean awaitDone(long key, long millis) {
+    Flight f = inflight.get(key);
+    if (f == null) {
+      return true;
+    }
+    try {
+      f.result.get(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+      return false;
     }
   }
 

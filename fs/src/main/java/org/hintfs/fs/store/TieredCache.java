@@ -347,6 +347,16 @@ public final class TieredCache implements AutoCloseable {
     return index.guestFiles();
   }
 
+  /**
+   * Waits for the fetch of a whole file under way up to the far tiers' deadline (4x the p90 of
+   * their recent answers, 0.1-5 s).
+   *
+   * @return true if it came (or none ran); false if it failed or the source has not answered yet
+   */
+  public boolean awaitFetch(int id) {
+    return fetcher.awaitDone(((long) id) << 32, fetcher.deadlineMillis());
+  }
+
   /** True while a source fetch of the file (its first block) is under way. */
   public boolean isFetching(int id) {
     return fetcher.isFetching(((long) id) << 32);

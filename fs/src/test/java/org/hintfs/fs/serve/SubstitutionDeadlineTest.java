@@ -1,0 +1,125 @@
+package org.hintfs.fs.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.hintfs.backing.FaultInjectingSource;
+import org.hintfs.backing.LocalDirSource;
+import org.hintfs.fs.MountConfig;
+import org.hintfs.fs.mount.Mount;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * With substitution on, a fetch under way that the source has not answered within its deadline no
+ * longer holds the reader: the open is served a cached stand-in of the same class under the usual
+ * rules, as a plain miss would be. In-process, no FUSE: {@link HintFs} as the adapter drives it.
+ */
+class SubstitutionDeadlineTest {
+  private static final long PID = ProcessHandle.current().pid();
+
+  @TempDir Path tmp;
+  private HintFs fs;
+  private FaultInjectingSource source;
+
+  @AfterEach
+  void close() throws Exception {
+    if (source != null) {
+      source.latency(0);
+    }
+    if (fs != null) {
+      fs.close();
+      fs.cache().close();
+    }
+  }
+
+  @Test
+  void aPrefetchTheHungSourceHasNotAnswered_isStoodInFor_pastItsDeadline() throws Exception {
+    Path src = Files.createDirectories(tmp.resolve("src"));
+    List<byte[]> cats = new ArrayList<>();
+    for (String cls : new String[] {"cat", "dog"}) {
+      Path d = Files.createDirectories(src.resolve("train").resolve(cls));
+      for (int i = 0; i < 10; i++) {
+        byte[] b = (cls + i + "-".repeat(100 + i)).getBytes(StandardCharsets.UTF_8);
+        Files.write(d.resolve(String.format("%02d.jpg", i)), b);
+        if (cls.equals("cat") && i < 5) {
+          cats.add(b);
+        }
+      }
+    }
+    source = new FaultInjectingSource(new LocalDirSource(src));
+    fs =
+        Mount.create(
+            source,
+            Mount.listCatalog(source),
+            MountConfig.defaults(src.toString(), tmp.resolve("mnt"))
+                .withCache(tmp.resolve("cache"), "100%"));
+    // Cats 0-4 are cached: the stand-ins a missed cat may get.
+    for (int i = 0; i < 5; i++) {
+      assertThat(read("/train/cat/0" + i + ".jpg")).isEqualTo(cats.get(i));
+    }
+    control("dataset train\nsubstitution on max 1 from-start\n");
+
+    // The source hangs (every read takes a minute) while an admin's prefetch of cat 7 is under way.
+    source.latency(60_000);
+    control("prefetch train/cat/07.jpg\n");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!fs.cache().isFetching(catalogId("/train/cat/07.jpg"))) {
+      assertThat(System.nanoTime()).as("the prefetch started").isLessThan(deadline);
+      Thread.sleep(10);
+    }
+
+    // The reader opens cat 7. Before: a fetch in flight was always waited for (a minute here).
+    // Now: after the source's deadline (1 s: fewer than 16 answers so far) a cached cat stands in.
+    long t0 = System.nanoTime();
+    byte[] got = read("/train/cat/07.jpg");
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    assertThat(seconds).isLessThan(10);
+    assertThat(cats).anySatisfy(c -> assertThat(got).isEqualTo(c));
+    JsonNode sub = stats().path("substitution");
+    assertThat(sub.path("fetches_past_deadline").asLong()).isEqualTo(1);
+    assertThat(stats().path("substitutions").asLong()).isEqualTo(1);
+  }
+
+  private int catalogId(String path) throws Exception {
+    return fs.resolve(path);
+  }
+
+  private byte[] read(String path) throws Exception {
+    long fh = fs.open(path, false, PID);
+    try {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      long off = 0;
+      int n;
+      while ((n = fs.read(fh, off, 131_072, out::write)) > 0) {
+        off += n;
+      }
+      return out.toByteArray();
+    } finally {
+      fs.release(fh, PID);
+    }
+  }
+
+  private void control(String text) throws Exception {
+    long fh = fs.open("/.hintfs/control", true, PID);
+    try {
+      fs.write(fh, text.getBytes(StandardCharsets.UTF_8), PID);
+    } finally {
+      fs.release(fh, PID);
+      fs.hints().awaitApplied(5_000);
+    }
+  }
+
+  private JsonNode stats() throws Exception {
+    return new ObjectMapper().readTree(read("/.hintfs/stats"));
+  }
+}
