@@ -5,7 +5,8 @@
 # the daemon's RSS is sampled every 0.1 s. Then the disk is thawed. Prints per jar: seconds for the
 # pass, the daemon's RSS before and at its peak, wrong bytes, and what status says of disk writes.
 # Usage: tests/bench/slow-disk-bench.sh [WORKDIR] (root; after mvn package; needs losetup, fsfreeze)
-#   JARS="before=OLD.jar after=NEW.jar"; ARGS passes options to the mount (e.g. --write-queue 32M).
+#   JARS="before=OLD.jar after=NEW.jar"; ARGS passes options to every mount, ARGS_<label> to that
+#   side's only (e.g. ARGS_after="--write-queue 32M": an older jar has no such option).
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-slow-disk-bench}
@@ -21,9 +22,11 @@ trap 'fsfreeze -u "$work/disk" 2>/dev/null || true; unmount_if_mounted "$work/mn
 for side in ${JARS:-built=$root/fs/target/hintfs.jar}; do
   export HINTFS_JAR=${side#*=}
   rm -rf "$work/disk/cache"
-  # shellcheck disable=SC2086 # ARGS is a list of options
+  label=${side%%=*}
+  extra=ARGS_$label
+  # shellcheck disable=SC2086 # ARGS are lists of options
   "$hintfs" mount "$work/src" "$work/mnt" --cache-dir "$work/disk/cache" --ram-cache 0 \
-    --no-detect-order ${ARGS:-} >/dev/null
+    --no-detect-order ${ARGS:-} ${!extra:-} >/dev/null
   pid=$(pgrep -f -- "org.hintfs.*$work/mnt" | head -1)
   sync && echo 3 >/proc/sys/vm/drop_caches
   rss0=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status)

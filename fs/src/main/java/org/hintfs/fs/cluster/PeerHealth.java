@@ -18,7 +18,8 @@ import org.hintfs.fs.store.RecentLatency;
  * not asked for {@link #SKIP_MILLIS} (doubling while it stays bad, up to {@link #MAX_SKIP_MILLIS});
  * the first ask after that is the probe, and one good answer makes it a home like any other.
  *
- * <p>Concurrency: every method is synchronized on this object; nothing here waits or does I/O.
+ * <p>Concurrency: synchronized on this object (the bound on {@link RecentLatency}'s own); nothing
+ * here waits or does I/O.
  */
 final class PeerHealth {
   /** The bound before 16 answers: a fresh member's first asks took up to 0.5 s here. */

@@ -146,7 +146,6 @@ final class JavaThreadLoop {
     private final AtomicInteger alive = new AtomicInteger();
     private final AtomicInteger peak = new AtomicInteger();
     private final AtomicInteger names = new AtomicInteger();
-    private final LongAdder started = new LongAdder();
     private final LongAdder atMax = new LongAdder();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
 
@@ -175,7 +174,6 @@ final class JavaThreadLoop {
       } while (!alive.compareAndSet(a, a + 1));
       peak.accumulateAndGet(a + 1, Math::max);
       waiting.incrementAndGet();
-      started.increment();
       Thread t = new Thread(this::serve, "fuse-" + names.getAndIncrement());
       t.setDaemon(true);
       threads.add(t);
@@ -237,12 +235,6 @@ final class JavaThreadLoop {
       return alive.get();
     }
 
-    /** Threads waiting for a request now. */
-    int waiting() {
-      return waiting.get();
-    }
-
-    /** The most threads that were alive at once. */
     @Override
     public int peak() {
       return peak.get();
@@ -252,11 +244,6 @@ final class JavaThreadLoop {
     @Override
     public int max() {
       return max;
-    }
-
-    /** Threads started so far (the first {@code idle} included). */
-    long started() {
-      return started.sum();
     }
 
     /** Times a request left no thread waiting and none could be started (at the bound). */

@@ -148,6 +148,16 @@ final class FetchGate {
     }
   }
 
+  /** Prefetches and admin fetches running now. */
+  int runningSpeculative() {
+    lock.lock();
+    try {
+      return runningSpeculative;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Readers' misses waiting for a read now. */
   int demandWaiting() {
     lock.lock();

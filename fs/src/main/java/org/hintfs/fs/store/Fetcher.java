@@ -69,6 +69,11 @@ final class Fetcher {
     return gate.peak();
   }
 
+  /** Prefetches and admin fetches running now. */
+  int speculativeRunning() {
+    return gate.runningSpeculative();
+  }
+
   /** Readers' misses waiting for their turn now. */
   int demandWaiting() {
     return gate.demandWaiting();

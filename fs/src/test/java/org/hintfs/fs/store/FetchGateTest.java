@@ -119,6 +119,48 @@ class FetchGateTest {
     assertThat(f.peak()).isEqualTo(1);
   }
 
+  @Test
+  void manyThreadsOfEveryPriority_neverPassTheBounds_andAllFinish() throws Exception {
+    // limit 8, reserve 2: at most 8 loads at once, and at most 6 of them prefetches or admin's.
+    Fetcher f = new Fetcher(8);
+    AtomicInteger all = new AtomicInteger();
+    AtomicInteger mostAll = new AtomicInteger();
+    AtomicInteger mostSpeculative = new AtomicInteger();
+    List<Future<?>> workers = new java.util.ArrayList<>();
+    for (int t = 0; t < 32; t++) {
+      java.util.Random rnd = new java.util.Random(t);
+      workers.add(
+          pool.submit(
+              () -> {
+                for (int i = 0; i < 300; i++) {
+                  Priority p = Priority.values()[rnd.nextInt(3)];
+                  long key = rnd.nextInt(40); // shared keys: coalescing and promotions
+                  byte[] b =
+                      f.fetch(
+                          key,
+                          () -> {
+                            mostAll.accumulateAndGet(all.incrementAndGet(), Math::max);
+                            mostSpeculative.accumulateAndGet(f.speculativeRunning(), Math::max);
+                            java.util.concurrent.locks.LockSupport.parkNanos(rnd.nextInt(200_000));
+                            all.decrementAndGet();
+                            return new byte[] {(byte) key};
+                          },
+                          p);
+                  assertThat(b).containsExactly((byte) key);
+                }
+                return null;
+              }));
+    }
+    for (Future<?> w : workers) {
+      w.get(60, TimeUnit.SECONDS);
+    }
+    assertThat(mostAll.get()).isLessThanOrEqualTo(8);
+    // A load promoted while it waited runs as a miss; the speculative ones never pass 8 - 2.
+    assertThat(mostSpeculative.get()).isBetween(1, 6);
+    assertThat(f.peak()).isLessThanOrEqualTo(8);
+    assertThat(f.demandWaiting()).isZero();
+  }
+
   private static Fetcher.Load recording(List<String> order, String name) {
     return () -> {
       order.add(name);

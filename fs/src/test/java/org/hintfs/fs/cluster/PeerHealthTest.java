@@ -1,0 +1,49 @@
+package org.hintfs.fs.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class PeerHealthTest {
+  private static final long MS = 1_000_000;
+
+  @Test
+  void theBound_isOneSecondCold_thenFourTimesTheP90_withinHalfASecondAndFive() {
+    PeerHealth h = new PeerHealth();
+    assertThat(h.hedgeMillis()).isEqualTo(1_000);
+    // 64 answers: 57 of 2 ms and 7 of 300 ms. The p90 is the 58th time (ceil(0.9 x 64)), 300 ms:
+    // the bound is 4 x 300 = 1,200 ms.
+    for (int i = 0; i < 64; i++) {
+      h.answered((i < 57 ? 2 : 300) * MS);
+    }
+    assertThat(h.hedgeMillis()).isEqualTo(1_200);
+    // A fast home: 4 x 2 ms is under the least bound.
+    for (int i = 0; i < 64; i++) {
+      h.answered(2 * MS);
+    }
+    assertThat(h.hedgeMillis()).isEqualTo(500);
+    for (int i = 0; i < 64; i++) {
+      h.answered(3_000 * MS);
+    }
+    assertThat(h.hedgeMillis()).isEqualTo(5_000);
+  }
+
+  @Test
+  void threeBadAsksInARow_skipTheHome_for2sThen4s_andOneGoodAnswerEndsIt() {
+    PeerHealth h = new PeerHealth();
+    long t = 0;
+    assertThat(h.failed(t)).isFalse();
+    assertThat(h.failed(t)).isFalse();
+    assertThat(h.skipped(t)).isFalse();
+    assertThat(h.failed(t)).isTrue(); // the third: skipped for 2 s
+    assertThat(h.skipped(t + 1_999 * MS)).isTrue();
+    assertThat(h.skipped(t + 2_000 * MS)).isFalse(); // the probe goes out
+    t += 2_000 * MS;
+    assertThat(h.failed(t)).isTrue(); // the probe failed: skipped for 4 s
+    assertThat(h.skipped(t + 3_999 * MS)).isTrue();
+    assertThat(h.skipped(t + 4_000 * MS)).isFalse();
+    h.answered(5 * MS);
+    assertThat(h.skipped(t + 4_000 * MS)).isFalse();
+    assertThat(h.failed(t + 4_000 * MS)).isFalse(); // one bad ask after a good one: no skip
+  }
+}
