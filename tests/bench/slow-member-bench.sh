@@ -66,5 +66,5 @@ for side in ${JARS:-built=$root/fs/target/hintfs.jar}; do
   echo "| ${side%%=*} | 10 ms | $ref | 1 |"
   r=$(others "$(job "$slow")" "$ref")
   echo "| ${side%%=*} | $slow ms | ${r} |"
-  grep -o '"peer_[a-z]*": [0-9]*' "$work/stats-m0.json" | tr '\n' ' ' >&2; echo >&2
+  grep -o '"peer_[a-z_]*" *: *[0-9]*' "$work/stats-m0.json" | tr '\n' ' ' >&2 || true; echo >&2
 done

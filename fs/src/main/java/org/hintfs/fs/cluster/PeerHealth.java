@@ -16,7 +16,10 @@ import org.hintfs.fs.store.RecentLatency;
  *
  * <p>Skip: after {@link #BAD_IN_A_ROW} asks in a row that failed or ran past the bound, the home is
  * not asked for {@link #SKIP_MILLIS} (doubling while it stays bad, up to {@link #MAX_SKIP_MILLIS});
- * the first ask after that is the probe, and one good answer makes it a home like any other.
+ * then one ask goes to it, the probe, while the others still skip it: one good answer makes it a
+ * home like any other, a bad one starts the next skip. A home slow only for what it must fetch
+ * itself (its source is slow) answers fast again once it holds what is asked: short skips and one
+ * probe at a time find that within seconds, at the cost of one reader's bound per probe.
  *
  * <p>Concurrency: synchronized on this object (the bound on {@link RecentLatency}'s own); nothing
  * here waits or does I/O.
@@ -41,25 +44,36 @@ final class PeerHealth {
   static final int BAD_IN_A_ROW = 3;
 
   /** The first skip; each further one doubles it. */
-  static final long SKIP_MILLIS = 2_000;
+  static final long SKIP_MILLIS = 1_000;
 
-  /** The longest skip. */
-  static final long MAX_SKIP_MILLIS = 60_000;
+  /** The longest skip: a probe at least this often. */
+  static final long MAX_SKIP_MILLIS = 8_000;
 
   private final RecentLatency latency =
       new RecentLatency(INITIAL_HEDGE_MILLIS, HEDGE_FACTOR, MIN_HEDGE_MILLIS, MAX_HEDGE_MILLIS);
   private int badInARow;
   private int skips;
   private long skipUntilNanos;
+  private boolean probing;
 
   /** How long to wait for this home's answer now, in milliseconds. */
   long hedgeMillis() {
     return latency.boundMillis();
   }
 
-  /** True while this home is skipped: the source is read without asking it. */
+  /**
+   * True while this home is skipped: the source is read without asking it. Once a skip is over, the
+   * first caller is let through as the probe and the others skip until its answer.
+   */
   synchronized boolean skipped(long nowNanos) {
-    return badInARow >= BAD_IN_A_ROW && nowNanos - skipUntilNanos < 0;
+    if (badInARow < BAD_IN_A_ROW) {
+      return false;
+    }
+    if (nowNanos - skipUntilNanos < 0 || probing) {
+      return true;
+    }
+    probing = true;
+    return false;
   }
 
   /** An answer that came within the bound and checked. */
@@ -67,21 +81,23 @@ final class PeerHealth {
     latency.answered(nanos);
     badInARow = 0;
     skips = 0;
+    probing = false;
   }
 
   /**
    * An ask that failed or ran past the bound.
    *
-   * @return true if this one starts a skip
+   * @return true if this one starts the first skip since the home last answered well
    */
   synchronized boolean failed(long nowNanos) {
     badInARow++;
+    probing = false;
     if (badInARow < BAD_IN_A_ROW || nowNanos - skipUntilNanos < 0) {
       return false;
     }
     long ms = Math.min(MAX_SKIP_MILLIS, SKIP_MILLIS << Math.min(skips, 10));
     skips++;
     skipUntilNanos = nowNanos + ms * 1_000_000;
-    return true;
+    return skips == 1;
   }
 }

@@ -29,21 +29,40 @@ class PeerHealthTest {
   }
 
   @Test
-  void threeBadAsksInARow_skipTheHome_for2sThen4s_andOneGoodAnswerEndsIt() {
+  void threeBadAsksInARow_skipTheHome_for1sThen2s_withOneProbeAtATime_andOneGoodAnswerEndsIt() {
     PeerHealth h = new PeerHealth();
     long t = 0;
     assertThat(h.failed(t)).isFalse();
     assertThat(h.failed(t)).isFalse();
     assertThat(h.skipped(t)).isFalse();
-    assertThat(h.failed(t)).isTrue(); // the third: skipped for 2 s
+    assertThat(h.failed(t)).isTrue(); // the third: skipped for 1 s
+    assertThat(h.skipped(t + 999 * MS)).isTrue();
+    t += 1_000 * MS;
+    assertThat(h.skipped(t)).isFalse(); // the probe goes out
+    assertThat(h.skipped(t)).isTrue(); // the others wait for its answer
+    assertThat(h.failed(t)).isFalse(); // the probe failed: skipped for 2 s (not the first skip)
     assertThat(h.skipped(t + 1_999 * MS)).isTrue();
-    assertThat(h.skipped(t + 2_000 * MS)).isFalse(); // the probe goes out
     t += 2_000 * MS;
-    assertThat(h.failed(t)).isTrue(); // the probe failed: skipped for 4 s
-    assertThat(h.skipped(t + 3_999 * MS)).isTrue();
-    assertThat(h.skipped(t + 4_000 * MS)).isFalse();
-    h.answered(5 * MS);
-    assertThat(h.skipped(t + 4_000 * MS)).isFalse();
-    assertThat(h.failed(t + 4_000 * MS)).isFalse(); // one bad ask after a good one: no skip
+    assertThat(h.skipped(t)).isFalse(); // the next probe
+    h.answered(5 * MS); // it answered in time: a home like any other
+    assertThat(h.skipped(t)).isFalse();
+    assertThat(h.skipped(t)).isFalse();
+    assertThat(h.failed(t)).isFalse(); // one bad ask after a good one: no skip
+  }
+
+  @Test
+  void skipsDoubleUpTo8s() {
+    PeerHealth h = new PeerHealth();
+    long t = 0;
+    for (int i = 0; i < 3; i++) {
+      h.failed(t);
+    }
+    long[] expected = {1_000, 2_000, 4_000, 8_000, 8_000};
+    for (long ms : expected) {
+      assertThat(h.skipped(t + (ms - 1) * MS)).isTrue();
+      t += ms * MS;
+      assertThat(h.skipped(t)).as("the probe after %d ms", ms).isFalse();
+      h.failed(t);
+    }
   }
 }
