@@ -177,7 +177,18 @@ final class JavaThreadLoop {
       Thread t = new Thread(this::serve, "fuse-" + names.getAndIncrement());
       t.setDaemon(true);
       threads.add(t);
-      t.start();
+      try {
+        t.start();
+      } catch (OutOfMemoryError e) {
+        // "unable to create native thread" (a ulimit, a container's pids limit): serve with the
+        // threads there are, as at the bound.
+        threads.remove(t);
+        waiting.decrementAndGet();
+        alive.decrementAndGet();
+        atMax.increment();
+        log.warn("cannot start another FUSE thread ({} alive): {}", a, e.getMessage());
+        return false;
+      }
       return true;
     }
 
