@@ -128,6 +128,16 @@ final class FetchGate {
     }
   }
 
+  /** A figure read under the lock. */
+  private int locked(java.util.function.IntSupplier figure) {
+    lock.lock();
+    try {
+      return figure.getAsInt();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Reads allowed at once. */
   int limit() {
     return limit;
@@ -140,31 +150,16 @@ final class FetchGate {
 
   /** The most reads that ran at once so far. */
   int peak() {
-    lock.lock();
-    try {
-      return peak;
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> peak);
   }
 
   /** Prefetches and admin fetches running now. */
   int runningSpeculative() {
-    lock.lock();
-    try {
-      return runningSpeculative;
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> runningSpeculative);
   }
 
   /** Readers' misses waiting for a read now. */
   int demandWaiting() {
-    lock.lock();
-    try {
-      return waiting[Priority.DEMAND.ordinal()];
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> waiting[Priority.DEMAND.ordinal()]);
   }
 }

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -110,18 +109,7 @@ class ClusterTest {
   }
 
   static byte[] readAll(HintFs fs, String path) throws IOException {
-    long fh = fs.open(path, false);
-    try {
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      long off = 0;
-      int n;
-      while ((n = fs.read(fh, off, 131_072, out::write)) > 0) {
-        off += n;
-      }
-      return out.toByteArray();
-    } finally {
-      fs.release(fh);
-    }
+    return org.hintfs.fs.serve.HintFsReads.file(fs, path, 0);
   }
 
   static JsonNode cluster(HintFs fs) throws IOException {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -145,13 +144,7 @@ class ControlProtocolWalkthroughTest {
   }
 
   private byte[] read(long fh) throws Exception {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    long off = 0;
-    int n;
-    while ((n = fs.read(fh, off, 131_072, out::write)) > 0) {
-      off += n;
-    }
-    return out.toByteArray();
+    return HintFsReads.whole(fs, fh);
   }
 
   private String virtual(String name) throws Exception {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -95,18 +94,7 @@ class SubstitutionDeadlineTest {
   }
 
   private byte[] read(String path) throws Exception {
-    long fh = fs.open(path, false, PID);
-    try {
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      long off = 0;
-      int n;
-      while ((n = fs.read(fh, off, 131_072, out::write)) > 0) {
-        off += n;
-      }
-      return out.toByteArray();
-    } finally {
-      fs.release(fh, PID);
-    }
+    return HintFsReads.file(fs, path, PID);
   }
 
   private void control(String text) throws Exception {

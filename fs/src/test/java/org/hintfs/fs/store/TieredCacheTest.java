@@ -49,12 +49,13 @@ class TieredCacheTest {
 
   static TieredCache open(
       org.hintfs.backing.DatasetSource src, Catalog cat, Path dir, long capacity) {
-    return TieredCache.open(
-        src,
-        cat,
-        new LruPolicy(cat.entryCount()),
-        dir,
-        new TieredCache.Config(capacity, "test", 1 << 20, LIMIT, BLOCK, 16));
+    return open(src, cat, dir, new TieredCache.Config(capacity, "test", 1 << 20, LIMIT, BLOCK, 16));
+  }
+
+  /** An LRU cache over {@code src} with these sizes, its disk tier in {@code dir}. */
+  static TieredCache open(
+      org.hintfs.backing.DatasetSource src, Catalog cat, Path dir, TieredCache.Config config) {
+    return TieredCache.open(src, cat, new LruPolicy(cat.entryCount()), dir, config);
   }
 
   @Test
@@ -130,12 +131,7 @@ class TieredCacheTest {
   /** A cache of 1 GiB on disk with no RAM tier, its writer's queue bounded to {@code queue}. */
   static TieredCache openWithoutRam(
       org.hintfs.backing.DatasetSource src, Catalog cat, Path dir, long queue) {
-    return TieredCache.open(
-        src,
-        cat,
-        new LruPolicy(cat.entryCount()),
-        dir,
-        new TieredCache.Config(1 << 30, "test", 0, LIMIT, BLOCK, 16, queue));
+    return open(src, cat, dir, new TieredCache.Config(1 << 30, "test", 0, LIMIT, BLOCK, 16, queue));
   }
 
   static byte[] readFile(TieredCache c, Catalog cat, int id) throws IOException {
