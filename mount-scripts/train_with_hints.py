@@ -100,8 +100,9 @@ def main():
                           nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(32 * 4 * 4, 10))
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    t0, seen = time.time(), 0
+    t0, seen, epoch_seconds = time.time(), 0, []
     for epoch in range(args.epochs):
+        te = time.time()
         hints.epoch(epoch)                                        # 3. say when an epoch starts
         for b, (x, y) in enumerate(loader):
             losses = F.cross_entropy(model(x), y, reduction="none")
@@ -110,6 +111,7 @@ def main():
             losses.mean().backward()
             opt.step()
             seen += len(y)
+        epoch_seconds.append(round(time.time() - te, 2))
     elapsed = time.time() - t0
     correct = 0
     with torch.no_grad():
@@ -122,6 +124,7 @@ def main():
     local = sum(c["hits"] + c["substitutions"] for c in pc)
     train_opens = sum(c["hits"] + c["misses"] + c["substitutions"] for c in pc)
     print(json.dumps({"accuracy": correct / len(test), "images_per_s": seen / elapsed,
+                      "epoch_seconds": epoch_seconds,
                       "policy": s["policy"], "substitution": args.substitution,
                       "hit_ratio": s["open_hits"] / opens if opens else 0.0,
                       "substitutions": s["substitutions"], "opens": opens,

@@ -121,6 +121,7 @@ public final class SubstitutionChooser {
   private long readsThisEpoch;
   private long substitutionsThisEpoch;
   private long substitutions;
+  private long lateSubstitutions;
 
   private static final class Pool {
     int[] items = new int[8];
@@ -194,8 +195,19 @@ public final class SubstitutionChooser {
    * @param fetching a fetch of the sample is in flight (a prefetch due soon): it is waited for
    */
   public int opened(int id, boolean hit, boolean fetching) {
+    return opened(id, hit, fetching, false);
+  }
+
+  /**
+   * An open of sample {@code id}, as {@link #opened(int, boolean, boolean)}, with {@code late}: the
+   * source has not answered this miss within its deadline (it is slow or hung), and the reader
+   * would wait on it. Then the sample may stand in under the cap and the class's candidates alone:
+   * warm-up, importance, owed and in-flight are waived, since what they protect is not worth
+   * stopping the trainer for as long as the source is gone. It is owed next epoch as any other.
+   */
+  public int opened(int id, boolean hit, boolean fetching, boolean late) {
     readsThisEpoch++;
-    int sub = hit ? -1 : choose(id, fetching);
+    int sub = hit ? -1 : choose(id, fetching, late);
     if (sub < 0) {
       served(id);
       owed.clear(id);
@@ -204,35 +216,35 @@ public final class SubstitutionChooser {
     substitutedAway.set(id);
     substitutionsThisEpoch++;
     substitutions++;
+    if (late) {
+      lateSubstitutions++;
+    }
     served(sub);
     return sub;
   }
 
-  private int choose(int missed, boolean fetching) {
+  /**
+   * Whether the rules would let a miss of {@code id} be stood in for now (a candidate aside): when
+   * they would not, its reader waits on the source. Changes nothing.
+   */
+  public boolean rulesAllow(int id, boolean fetching) {
+    return refusal(id, fetching, false) == null;
+  }
+
+  private int choose(int missed, boolean fetching, boolean late) {
+    Refusal r = refusal(missed, fetching, late);
+    if (r != null) {
+      switch (r) {
+        case NO_CLASS -> {}
+        case WARM_UP -> refusals.warmUp++;
+        case IMPORTANT -> refusals.important++;
+        case OWED -> refusals.owed++;
+        case IN_FLIGHT -> refusals.inFlight++;
+        case CAPPED -> refusals.capped++;
+      }
+      return -1;
+    }
     int c = classOf[missed];
-    if (c < 0) {
-      return -1;
-    }
-    if (!rules.fromStart() && (epochsEnded == 0 || !importance.known(missed))) {
-      refusals.warmUp++;
-      return -1;
-    }
-    if (importance.isHigh(missed)) {
-      refusals.important++;
-      return -1;
-    }
-    if (owed.get(missed)) {
-      refusals.owed++;
-      return -1;
-    }
-    if (fetching) {
-      refusals.inFlight++;
-      return -1;
-    }
-    if (substitutionsThisEpoch + 1 > rules.maxFraction() * readsThisEpoch) {
-      refusals.capped++;
-      return -1;
-    }
     int pick = neighbour(missed, c);
     if (pick < 0) {
       pick = pickFrom(unused[c], missed);
@@ -244,6 +256,40 @@ public final class SubstitutionChooser {
       refusals.noCandidate++;
     }
     return pick;
+  }
+
+  private enum Refusal {
+    NO_CLASS,
+    WARM_UP,
+    IMPORTANT,
+    OWED,
+    IN_FLIGHT,
+    CAPPED
+  }
+
+  /** Why the rules refuse to stand in for {@code missed} now, or null if they allow it. */
+  private Refusal refusal(int missed, boolean fetching, boolean late) {
+    if (classOf[missed] < 0) {
+      return Refusal.NO_CLASS;
+    }
+    if (!late) {
+      if (!rules.fromStart() && (epochsEnded == 0 || !importance.known(missed))) {
+        return Refusal.WARM_UP;
+      }
+      if (importance.isHigh(missed)) {
+        return Refusal.IMPORTANT;
+      }
+      if (owed.get(missed)) {
+        return Refusal.OWED;
+      }
+      if (fetching) {
+        return Refusal.IN_FLIGHT;
+      }
+    }
+    if (substitutionsThisEpoch + 1 > rules.maxFraction() * readsThisEpoch) {
+      return Refusal.CAPPED;
+    }
+    return null;
   }
 
   private int neighbour(int missed, int c) {
@@ -302,6 +348,11 @@ public final class SubstitutionChooser {
   /** Substitutions made so far, all epochs. */
   public long substitutions() {
     return substitutions;
+  }
+
+  /** Substitutions of misses the source had not answered within its deadline (all epochs). */
+  public long lateSubstitutions() {
+    return lateSubstitutions;
   }
 
   /** Substitutions made this epoch. */

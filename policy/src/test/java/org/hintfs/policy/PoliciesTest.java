@@ -326,4 +326,37 @@ class PoliciesTest {
     assertThat(ch.owedLeft()).isZero();
     assertThat(ch.opened(3, false, false)).isIn(0, 1);
   }
+
+  @Test
+  void aLateMiss_waivesWarmUpImportanceOwedAndInFlight_butNeverTheCap() {
+    int n = 10;
+    int[] cls = new int[n];
+    PolicyContext ctx = new PolicyContext(n, new Importance(n), null, cls);
+    for (int i = 0; i < n; i++) {
+      ctx.importance().set(i, i); // 8 and 9 are the H-samples
+    }
+    SubstitutionChooser ch =
+        new SubstitutionChooser(ctx, new SubstitutionChooser.Rules(0.5, false, false), 1);
+    ch.cached(0);
+    ch.cached(1);
+    ch.cached(5);
+    // Epoch 0 (warm-up) and an in-flight fetch: refused on time, stood in for when late.
+    ch.opened(0, true, false);
+    assertThat(ch.rulesAllow(2, false)).isFalse();
+    assertThat(ch.opened(2, false, true, true)).isIn(0, 1, 5);
+    assertThat(ch.lateSubstitutions()).isEqualTo(1);
+    // The cap (half of 3 reads) allows no second one, late or not.
+    assertThat(ch.opened(3, false, false, true)).isEqualTo(-1);
+    assertThat(ch.refusals().capped).isEqualTo(1);
+    ch.newEpoch(); // 2 is owed now
+    ch.opened(0, true, false);
+    // An H-sample and an owed one: refused on time, stood in for when late, within the cap.
+    assertThat(ch.rulesAllow(9, false)).isFalse();
+    assertThat(ch.opened(9, false, false, false)).isEqualTo(-1);
+    assertThat(ch.opened(9, false, false, true)).isIn(1, 5);
+    assertThat(ch.rulesAllow(2, false)).isFalse();
+    assertThat(ch.opened(2, false, false, true)).isIn(1, 5);
+    assertThat(ch.lateSubstitutions()).isEqualTo(3);
+    assertThat(ch.rulesAllow(4, false)).isFalse(); // a third this epoch: over half of 4 reads
+  }
 }

@@ -40,8 +40,8 @@ public final class SubstitutionAndCoverage {
   public final LongAdder substitutions = new LongAdder();
 
   /**
-   * Opens of a file whose fetch was under way and had not come within the source's deadline: a
-   * substitute could stand in for them (the rules and cap still decide).
+   * Opens of a missed sample the rules would not stand in for whose fetch had not come within the
+   * source's deadline: a substitute could stand in for them under the cap alone.
    */
   public final LongAdder pastDeadline = new LongAdder();
 
@@ -84,6 +84,7 @@ public final class SubstitutionAndCoverage {
   public record ChooserState(
       boolean warm,
       long substitutionsThisEpoch,
+      long lateSubstitutions,
       int owedLeft,
       SubstitutionChooser.Refusals refusals) {}
 
@@ -96,7 +97,11 @@ public final class SubstitutionAndCoverage {
           if (c != null) {
             out[0] =
                 new ChooserState(
-                    c.warm(), c.substitutionsThisEpoch(), c.owedLeft(), c.refusals().copy());
+                    c.warm(),
+                    c.substitutionsThisEpoch(),
+                    c.lateSubstitutions(),
+                    c.owedLeft(),
+                    c.refusals().copy());
           }
         });
     return out[0];
@@ -146,9 +151,11 @@ public final class SubstitutionAndCoverage {
    *
    * @param hit the sample is cached
    * @param fetching a fetch of it is already in flight
+   * @param late the source has not answered this miss within its deadline ({@link
+   *     SubstitutionChooser#opened(int, boolean, boolean, boolean)})
    * @return the substitute to serve, or -1 to serve the sample itself
    */
-  public int opened(int id, boolean hit, boolean fetching) {
+  public int opened(int id, boolean hit, boolean fetching, boolean late) {
     int sub = -1;
     if (on) {
       int[] pick = {-1};
@@ -156,7 +163,7 @@ public final class SubstitutionAndCoverage {
           () -> {
             SubstitutionChooser c = chooser;
             if (on && c != null) {
-              pick[0] = c.opened(id, hit, fetching);
+              pick[0] = c.opened(id, hit, fetching, late);
             }
           });
       sub = pick[0];
@@ -168,6 +175,23 @@ public final class SubstitutionAndCoverage {
       startEpoch(cov.epoch() + 1, false);
     }
     return sub;
+  }
+
+  /**
+   * Whether a miss of dataset sample {@code id} would be stood in for now under the rules (with
+   * substitution on; a candidate aside). When it would not, its reader waits on the source, and the
+   * opener waits for it up to the source's deadline first. Changes nothing.
+   */
+  public boolean rulesAllow(int id, boolean fetching) {
+    boolean[] out = {false};
+    if (on) {
+      effects.underPolicyLock(
+          () -> {
+            SubstitutionChooser c = chooser;
+            out[0] = on && c != null && c.rulesAllow(id, fetching);
+          });
+    }
+    return out[0];
   }
 
   /**

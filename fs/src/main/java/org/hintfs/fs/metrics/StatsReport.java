@@ -205,6 +205,7 @@ public final class StatsReport {
     m.put("warm", cs != null && cs.warm());
     m.put("substitutions_this_epoch", cs == null ? 0 : cs.substitutionsThisEpoch());
     m.put("fetches_past_deadline", h.substitution.pastDeadline.sum());
+    m.put("substituted_past_deadline", cs == null ? 0 : cs.lateSubstitutions());
     m.put("owed_left", cs == null ? 0 : cs.owedLeft());
     var owed = fs.owedPrefetch();
     m.put("owed_at_epoch_start", owed.owed());

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.hintfs.fs.store.TieredCache;
 
@@ -37,6 +39,25 @@ final class MissFetch {
     } catch (IOException | RuntimeException e) {
       failure = e;
       result.completeExceptionally(e);
+    }
+  }
+
+  /**
+   * Waits up to {@code millis} for the fetch to end, without starting it here.
+   *
+   * @return true if it ended in time, with its bytes or a failure; false if it is still to come
+   */
+  boolean awaitWithin(long millis) {
+    try {
+      result.get(millis, TimeUnit.MILLISECONDS);
+      return true;
+    } catch (ExecutionException e) {
+      return true; // the read reports the failure
+    } catch (TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 

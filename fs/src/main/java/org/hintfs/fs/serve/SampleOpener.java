@@ -24,6 +24,12 @@ final class SampleOpener implements AutoCloseable {
   private final boolean detectOrder;
   private final Supplier<TraceRecorder> trace;
 
+  /**
+   * The least silence of the source taken for a hang (its deadline is 4x its recent p90 above it):
+   * a hiccup of a source that answers in milliseconds is waited out, never substituted for.
+   */
+  static final long HUNG_FLOOR_MILLIS = 1_000;
+
   /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
   private final ExecutorService background = DaemonThreads.pool("background-fetch", 4);
 
@@ -86,14 +92,21 @@ final class SampleOpener implements AutoCloseable {
       }
     }
     boolean inDataset = hints.classOf(id) >= 0;
-    if (fetching && inDataset && hints.substitution.on() && !cache.awaitFetch(id)) {
-      // A fetch under way (a late prefetch) the source has not answered within its deadline: the
-      // rules may substitute it like any miss, so a hung source costs the trainer the cap, not
-      // its pace. It goes on, and the sample is owed as any substituted one.
-      hints.substitution.pastDeadline.increment();
-      fetching = false;
+    boolean late = false;
+    if (!hit
+        && inDataset
+        && hints.substitution.on()
+        && !hints.substitution.rulesAllow(id, fetching)) {
+      // The rules would have the reader wait for this miss (the first epoch, an H-sample, an owed
+      // one, a late prefetch). If the source has answered nothing within its deadline while this
+      // or another fetch waited, it hangs: a stand-in under the cap alone, so a hung source costs
+      // the trainer the cap, not its pace. The fetch goes on; the sample is owed as any other.
+      late = hung(fetched);
+      if (late) {
+        hints.substitution.pastDeadline.increment();
+      }
     }
-    int sub = inDataset ? hints.substitution.opened(id, hit, fetching) : -1;
+    int sub = inDataset ? hints.substitution.opened(id, hit, fetching, late) : -1;
     recordTrace(id, stream);
     if (sub >= 0) {
       return new SampleHandle(
@@ -103,6 +116,29 @@ final class SampleOpener implements AutoCloseable {
         new SampleHandle(id, catalog.path(id), catalog.versionTag(id), catalog.size(id));
     f.pending = fetched;
     return f;
+  }
+
+  /**
+   * Waits for a miss's fetch until it comes (false) or the source is found silent for its deadline
+   * (true): nothing answered while a fetch waited that long. A source that is slow on this request
+   * but answers others is waited for, as the read would have.
+   */
+  private boolean hung(MissFetch fetched) {
+    long deadline = cache.fetchDeadlineMillis(HUNG_FLOOR_MILLIS);
+    if (cache.sourceSilentFor(deadline)) {
+      return true;
+    }
+    long wait = deadline;
+    while (!fetched.awaitWithin(wait)) {
+      if (cache.sourceSilentFor(deadline)) {
+        return true;
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        return false;
+      }
+      wait = 50;
+    }
+    return false;
   }
 
   /** After the cache saw the open: the stream's counters, recognition and prefetching. */

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.backing.ObjectChangedException;
 import org.hintfs.backing.SourceUnavailableException;
@@ -36,15 +37,19 @@ final class Fetcher {
   /** One load under way: its result, and whether a reader waits for it. */
   private static final class Flight {
     final CompletableFuture<byte[]> result = new CompletableFuture<>();
+    final long started = System.nanoTime();
     volatile boolean demanded;
   }
+
+  /** When a far tier last answered a fetch with its bytes. */
+  private volatile long lastAnswer = System.nanoTime();
 
   private final ConcurrentHashMap<Long, Flight> inflight = new ConcurrentHashMap<>();
   private final FetchGate gate;
 
   /**
    * The far tiers' recent answers: a fetch not answered within 4x their p90 (0.1-5 s; 1 s before 16
-   * answers) is late enough for substitution to stand in for it ({@link #awaitDone}).
+   * answers) is late enough for substitution to stand in for it ({@link #deadlineMillis}).
    */
   private final RecentLatency latency = new RecentLatency(1_000, 4, 100, 5_000);
 
@@ -135,7 +140,9 @@ final class Fetcher {
       try {
         long t0 = System.nanoTime();
         byte[] b = load.run();
-        latency.answered(System.nanoTime() - t0);
+        long t1 = System.nanoTime();
+        latency.answered(t1 - t0);
+        lastAnswer = t1;
         return b;
       } catch (SourceUnavailableException e) {
         if (attempt >= RETRIES || e.retried()) {
@@ -154,24 +161,21 @@ final class Fetcher {
   }
 
   /**
-   * Waits up to {@code millis} for the load of {@code key} under way, if there is one.
-   *
-   * @return true if none runs or it finished with its bytes; false if it failed or is still running
+   * True if the far tiers have answered nothing for {@code millis} while a fetch has waited at
+   * least that long: they are hung (or gone), not just slow on one request. O(fetches in flight).
    */
-  boolean awaitDone(long key, long millis) {
-    Flight f = inflight.get(key);
-    if (f == null) {
-      return true;
-    }
-    try {
-      f.result.get(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+  boolean silentFor(long millis) {
+    long now = System.nanoTime();
+    long bound = TimeUnit.MILLISECONDS.toNanos(millis);
+    if (now - lastAnswer < bound) {
       return false;
     }
+    for (Flight f : inflight.values()) {
+      if (now - f.started >= bound) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void sleepBackoff(int attempt) throws InterruptedIOException {

@@ -348,13 +348,19 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
-   * Waits for the fetch of a whole file under way up to the far tiers' deadline (4x the p90 of
-   * their recent answers, 0.1-5 s).
-   *
-   * @return true if it came (or none ran); false if it failed or the source has not answered yet
+   * The far tiers' deadline: 4x the p90 of their recent answers, at least {@code floorMillis}, at
+   * most 5 s (1 s before 16 answers).
    */
-  public boolean awaitFetch(int id) {
-    return fetcher.awaitDone(((long) id) << 32, fetcher.deadlineMillis());
+  public long fetchDeadlineMillis(long floorMillis) {
+    return Math.max(floorMillis, fetcher.deadlineMillis());
+  }
+
+  /**
+   * True if the far tiers have answered nothing for {@code millis} while a fetch waited that long:
+   * the source hangs, as opposed to one slow request.
+   */
+  public boolean sourceSilentFor(long millis) {
+    return fetcher.silentFor(millis);
   }
 
   /** True while a source fetch of the file (its first block) is under way. */

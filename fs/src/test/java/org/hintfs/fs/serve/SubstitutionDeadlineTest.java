@@ -19,9 +19,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * With substitution on, a fetch under way that the source has not answered within its deadline no
- * longer holds the reader: the open is served a cached stand-in of the same class under the usual
- * rules, as a plain miss would be. In-process, no FUSE: {@link HintFs} as the adapter drives it.
+ * With substitution on, a miss the rules would have its reader wait for (a fetch under way, the
+ * first epoch, an H-sample, an owed one) and that the source has not answered within its deadline
+ * no longer holds the reader: the open is served a cached stand-in of the same class under the cap.
+ * A source that answers within the deadline is waited for as before. In-process, no FUSE: {@link
+ * HintFs} as the adapter drives it.
  */
 class SubstitutionDeadlineTest {
   private static final long PID = ProcessHandle.current().pid();
@@ -43,29 +45,7 @@ class SubstitutionDeadlineTest {
 
   @Test
   void aPrefetchTheHungSourceHasNotAnswered_isStoodInFor_pastItsDeadline() throws Exception {
-    Path src = Files.createDirectories(tmp.resolve("src"));
-    List<byte[]> cats = new ArrayList<>();
-    for (String cls : new String[] {"cat", "dog"}) {
-      Path d = Files.createDirectories(src.resolve("train").resolve(cls));
-      for (int i = 0; i < 10; i++) {
-        byte[] b = (cls + i + "-".repeat(100 + i)).getBytes(StandardCharsets.UTF_8);
-        Files.write(d.resolve(String.format("%02d.jpg", i)), b);
-        if (cls.equals("cat") && i < 5) {
-          cats.add(b);
-        }
-      }
-    }
-    source = new FaultInjectingSource(new LocalDirSource(src));
-    fs =
-        Mount.create(
-            source,
-            Mount.listCatalog(source),
-            MountConfig.defaults(src.toString(), tmp.resolve("mnt"))
-                .withCache(tmp.resolve("cache"), "100%"));
-    // Cats 0-4 are cached: the stand-ins a missed cat may get.
-    for (int i = 0; i < 5; i++) {
-      assertThat(read("/train/cat/0" + i + ".jpg")).isEqualTo(cats.get(i));
-    }
+    List<byte[]> cats = mountWithFiveCatsCached();
     control("dataset train\nsubstitution on max 1 from-start\n");
 
     // The source hangs (every read takes a minute) while an admin's prefetch of cat 7 is under way.
@@ -87,6 +67,63 @@ class SubstitutionDeadlineTest {
     JsonNode sub = stats().path("substitution");
     assertThat(sub.path("fetches_past_deadline").asLong()).isEqualTo(1);
     assertThat(stats().path("substitutions").asLong()).isEqualTo(1);
+  }
+
+  @Test
+  void aMissTheRulesWouldWaitFor_isStoodInFor_onlyWhenTheSourceIsPastItsDeadline()
+      throws Exception {
+    List<byte[]> cats = mountWithFiveCatsCached();
+    // The default rules: in the first epoch nothing is substituted (the warm-up); a miss waits for
+    // the source. Five reads of cached dogs let the cap (a fifth of the reads) allow one.
+    control("dataset train\nsubstitution on\n");
+    for (int i = 0; i < 5; i++) {
+      read("/train/dog/0" + i + ".jpg");
+    }
+
+    // A source that answers within its deadline (1 s before 16 answers): the miss is waited for.
+    source.latency(100);
+    assertThat(new String(read("/train/cat/06.jpg"), StandardCharsets.UTF_8)).startsWith("cat6-");
+    assertThat(stats().path("substitutions").asLong()).isZero();
+    assertThat(stats().path("substitution").path("fetches_past_deadline").asLong()).isZero();
+
+    // The source hangs: before, the reader waited for it (a minute here); now a cat stands in.
+    source.latency(60_000);
+    long t0 = System.nanoTime();
+    byte[] got = read("/train/cat/07.jpg");
+    assertThat((System.nanoTime() - t0) / 1e9).isLessThan(10);
+    assertThat(cats).anySatisfy(c -> assertThat(got).isEqualTo(c));
+    JsonNode s = stats();
+    assertThat(s.path("substitution").path("fetches_past_deadline").asLong()).isEqualTo(1);
+    assertThat(s.path("substitution").path("substituted_past_deadline").asLong()).isEqualTo(1);
+    assertThat(s.path("substitutions").asLong()).isEqualTo(1);
+  }
+
+  /** Cats and dogs 0-9 at the source; cats 0-4 (returned) and dogs 0-4 read, so cached. */
+  private List<byte[]> mountWithFiveCatsCached() throws Exception {
+    Path src = Files.createDirectories(tmp.resolve("src"));
+    List<byte[]> cats = new ArrayList<>();
+    for (String cls : new String[] {"cat", "dog"}) {
+      Path d = Files.createDirectories(src.resolve("train").resolve(cls));
+      for (int i = 0; i < 10; i++) {
+        byte[] b = (cls + i + "-".repeat(100 + i)).getBytes(StandardCharsets.UTF_8);
+        Files.write(d.resolve(String.format("%02d.jpg", i)), b);
+        if (cls.equals("cat") && i < 5) {
+          cats.add(b);
+        }
+      }
+    }
+    source = new FaultInjectingSource(new LocalDirSource(src));
+    fs =
+        Mount.create(
+            source,
+            Mount.listCatalog(source),
+            MountConfig.defaults(src.toString(), tmp.resolve("mnt"))
+                .withCache(tmp.resolve("cache"), "100%"));
+    for (int i = 0; i < 5; i++) {
+      assertThat(read("/train/cat/0" + i + ".jpg")).isEqualTo(cats.get(i));
+      read("/train/dog/0" + i + ".jpg");
+    }
+    return cats;
   }
 
   private int catalogId(String path) throws Exception {
