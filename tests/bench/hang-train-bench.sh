@@ -44,12 +44,13 @@ for seed in ${SEEDS:-0 1}; do
         driver=$!
       fi
       out=$(/usr/bin/python3 "$train" "$work/mnt" --epochs "$epochs" --policy impact --seed "$seed" \
-        "${args[@]}" 2>/dev/null | tail -1)
+        "${args[@]}" 2>"$work/train.err" | tail -1)
       hangs='null'
       if [[ -n $driver ]]; then
-        wait "$driver"
+        wait "$driver" || echo "hang_train.py failed: $(cat "$work/hang.json")" >&2
         hangs=$(cat "$work/hang.json")
       fi
+      [[ $out == "{"* ]] || { echo "$rkey: the trainer failed:" >&2; tail -5 "$work/train.err" >&2; exit 1; }
       "$hintfs" unmount "$work/mnt"
       echo "{\"key\": \"$rkey\", \"run\": $out, \"hang\": $hangs}" >>"$work/results.jsonl"
       echo "$rkey: $out $hangs" >&2

@@ -8,8 +8,11 @@
 # reference), then member 2 slow; per jar of JARS. Columns: the images/s of the ranks on members 0
 # and 1 (their samples over their slowest rank's seconds) per epoch, and the same over the
 # reference row's; member 2's ranks are as slow as its source, whatever the others do.
+# With STOP_S (e.g. 30), one more row: member 2 healthy but its daemon stopped (SIGSTOP: its
+# connections stay open, nothing answers) STOP_S seconds, from 3 s into the job; its own ranks wait
+# for it, the others' rate is measured as above.
 # Usage: tests/bench/slow-member-bench.sh [WORKDIR] (root; after mvn package)
-#   JARS="before=OLD.jar after=NEW.jar" (default: the built jar); SLOW_MS; EPOCHS (2).
+#   JARS="before=OLD.jar after=NEW.jar" (default: the built jar); SLOW_MS; EPOCHS (2); STOP_S.
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-slow-member-bench}
@@ -36,9 +39,17 @@ job() {
   done
   for p in "${pids[@]}"; do wait "$p"; done
   sleep 3 # the view and the homes' rebalance
+  local stopper=
+  if [[ -n ${2:-} ]]; then
+    local m2pid
+    m2pid=$(pgrep -f -- "--cache-dir $work/cache2" | head -1)
+    (sleep 3 && kill -STOP "$m2pid" && sleep "$2"; kill -CONT "$m2pid") &
+    stopper=$!
+  fi
   /usr/bin/python3 "$root/tests/src/test/python/ranks_check.py" "${mnts[0]}" "$work/src" --root . \
     --world 6 --epochs "$epochs" --seed 0 --drop-caches --no-control \
     --mounts "$(IFS=,; echo "${mnts[*]}")"
+  [[ -z $stopper ]] || wait "$stopper"
   cp "${mnts[0]}/.hintfs/stats" "$work/stats-m0.json"
   for m in "${mnts[@]}"; do "$hintfs" unmount "$m" >/dev/null; done
 }
@@ -66,5 +77,9 @@ for side in ${JARS:-built=$root/fs/target/hintfs.jar}; do
   echo "| ${side%%=*} | 10 ms | $ref | 1 |"
   r=$(others "$(job "$slow")" "$ref")
   echo "| ${side%%=*} | $slow ms | ${r} |"
+  if [[ -n ${STOP_S:-} ]]; then
+    r=$(others "$(job 10 "$STOP_S")" "$ref")
+    echo "| ${side%%=*} | 10 ms, daemon stopped ${STOP_S} s | ${r} |"
+  fi
   grep -o '"peer_[a-z_]*" *: *[0-9]*' "$work/stats-m0.json" | tr '\n' ' ' >&2 || true; echo >&2
 done

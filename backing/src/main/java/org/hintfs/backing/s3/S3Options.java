@@ -25,7 +25,7 @@ public record S3Options(
     int maxConnections,
     Map<String, String> env) {
 
-  public static final Duration DEFAULT_RETRY_TIME = Duration.ofSeconds(20);
+  public static final Duration DEFAULT_RETRY_TIME = Duration.ofSeconds(120);
   public static final int DEFAULT_MAX_CONNECTIONS = 128;
 
   /** Defaults, reading this process's environment. */

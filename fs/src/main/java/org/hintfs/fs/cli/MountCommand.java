@@ -232,7 +232,7 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--retry-timeout",
       paramLabel = "SECONDS",
-      defaultValue = "20",
+      defaultValue = "120",
       description =
           "how long a read keeps retrying an unreachable or failing S3 endpoint before it fails"
               + " with EIO (default: ${DEFAULT-VALUE})")
