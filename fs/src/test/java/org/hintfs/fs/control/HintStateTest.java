@@ -174,6 +174,72 @@ class HintStateTest {
     }
   }
 
+  /**
+   * Issue 39: a seed hint at epoch 89 replays one permutation of n, not the 2 x 90 its loader drew
+   * (the old replay built them all, and the next epoch's head again: 362 here), and the next epoch
+   * one more; the orders are the naive replay's. Counted in permutations built, not timed.
+   */
+  @Test
+  void aSeedHintAtEpoch89_buildsOnePermutation_andEachNextEpochOneMore() {
+    int files = 2_000;
+    org.hintfs.policy.ImageFolderView v =
+        org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+    for (boolean persistent : new boolean[] {false, true}) {
+      HintState s = new HintState(files + 3, streams);
+      s.connect(new Recording());
+      Stream a = streams.forWriter(300 + (persistent ? 1 : 0), "e89-" + persistent, 0, true);
+      a.setDataset("/ds", v, files + 3);
+      var spec = new org.hintfs.fs.stream.SamplerSpec(7, 1, 0, "random", false, persistent);
+      int[][] naive =
+          org.hintfs.policy.sampler.TorchSamplers.dataLoaderShuffle(files, 7, 91, persistent);
+      long built = org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt();
+      s.accept(new Hint.Seed(spec, 89), "seed", a);
+      assertThat(s.awaitApplied(5_000)).isTrue();
+      assertThat(org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt() - built)
+          .as("permutations of n built for epoch 89, persistent_workers %s", persistent)
+          .isEqualTo(1);
+      assertThat(a.order().order()).containsExactly(nodes(v, naive[89]));
+      assertThat(a.order().at(files)).isEqualTo(v.node(naive[90][0])); // the next epoch's head
+      s.accept(new Hint.Epoch(90), "epoch", a);
+      assertThat(s.awaitApplied(5_000)).isTrue();
+      assertThat(org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt() - built).isEqualTo(2);
+      assertThat(a.order().order()).containsExactly(nodes(v, naive[90]));
+    }
+  }
+
+  private static int[] nodes(org.hintfs.policy.ImageFolderView v, int[] samples) {
+    int[] ids = new int[samples.length];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = v.node(samples[i]);
+    }
+    return ids;
+  }
+
+  /** root 0, classes 1 and 2, then {@code files} images alternating between them. */
+  private static org.hintfs.policy.DirectoryTree imageFolder(int files) {
+    return new org.hintfs.policy.DirectoryTree() {
+      @Override
+      public boolean isDirectory(int node) {
+        return node <= 2;
+      }
+
+      @Override
+      public int childCount(int dir) {
+        return dir == 0 ? 2 : dir <= 2 ? (files + 2 - dir) / 2 : 0;
+      }
+
+      @Override
+      public int child(int dir, int i) {
+        return dir == 0 ? 1 + i : 3 + (dir - 1) + 2 * i;
+      }
+
+      @Override
+      public String name(int node) {
+        return node <= 2 ? "c" + node : String.format("f%04d.jpg", node);
+      }
+    };
+  }
+
   @Test
   void twoJobsScores_thePoliciesSeeTheHighestAnyJobGave() {
     Stream a = job("a");
