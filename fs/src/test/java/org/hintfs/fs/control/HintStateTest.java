@@ -159,7 +159,7 @@ class HintStateTest {
         java.util.concurrent.CompletableFuture.supplyAsync(
             () -> input.write(new java.io.ByteArrayOutputStream(), "policy lru\n".getBytes(), pid));
     try {
-      assertThat(policy.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNull(); // not waited for
+      assertThat(policy.get(5, java.util.concurrent.TimeUnit.SECONDS).error()).isNull(); // no wait
       var epoch =
           java.util.concurrent.CompletableFuture.supplyAsync(
               () -> input.write(new java.io.ByteArrayOutputStream(), "epoch 3\n".getBytes(), pid));
@@ -167,11 +167,57 @@ class HintStateTest {
       assertThat(epoch.isDone()).as("returned before the applier reached it").isFalse();
       assertThat(state.epoch()).isNotEqualTo(3);
       permits.release(); // the policy line applies, then the epoch line
-      assertThat(epoch.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNull();
+      assertThat(epoch.get(5, java.util.concurrent.TimeUnit.SECONDS))
+          .isEqualTo(new ControlInput.Written(null, false));
       assertThat(state.epoch()).isEqualTo(3); // already applied when the write returned
     } finally {
       permits.release(100);
     }
+  }
+
+  /**
+   * Issue 39: a write of a reader line that the applier cannot reach within the write's bound says
+   * so (the writer sees EINPROGRESS), never returns as if applied; the line stays queued, counted
+   * in {@code pending}, and is applied in order once the applier gets there.
+   */
+  @Test
+  void aReaderLineNotAppliedWithinTheBound_isAnsweredStillApplying_andAppliedLater()
+      throws Exception {
+    java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(0);
+    state.connect(
+        new Recording() {
+          @Override
+          public void switchPolicy(String name) {
+            permits.acquireUninterruptibly(); // the applier stalls on the policy line
+          }
+        });
+    ControlInput input = new ControlInput(new ControlParser(null, state), state, 200);
+    long pid = 100;
+    try {
+      ControlInput.Written policy =
+          input.write(new java.io.ByteArrayOutputStream(), "policy lru\n".getBytes(), pid);
+      assertThat(policy).isEqualTo(new ControlInput.Written(null, false)); // not waited for
+      long t0 = System.nanoTime();
+      ControlInput.Written epoch =
+          input.write(new java.io.ByteArrayOutputStream(), "epoch 3\n".getBytes(), pid);
+      assertThat((System.nanoTime() - t0) / 1_000_000).isGreaterThanOrEqualTo(200);
+      assertThat(epoch).isEqualTo(new ControlInput.Written(null, true));
+      assertThat(state.epoch()).isNotEqualTo(3); // truly not applied: the answer says so
+      assertThat(state.pending()).isEqualTo(2);
+      assertThat(state.stillApplying.sum()).isEqualTo(1);
+      permits.release(); // the policy line applies, then the epoch line
+      assertThat(state.awaitApplied(5_000)).isTrue();
+      assertThat(state.epoch()).isEqualTo(3);
+      assertThat(state.pending()).isZero();
+      // Applied within the bound: a plain success.
+      assertThat(input.write(new java.io.ByteArrayOutputStream(), "epoch 4\n".getBytes(), pid))
+          .isEqualTo(new ControlInput.Written(null, false));
+      assertThat(state.epoch()).isEqualTo(4);
+    } finally {
+      permits.release(100);
+    }
+    assertThat(org.hintfs.fs.serve.ErrorTable.errnoFor(new StillApplyingException(200)))
+        .isEqualTo(org.hintfs.fs.Errno.EINPROGRESS);
   }
 
   /**
