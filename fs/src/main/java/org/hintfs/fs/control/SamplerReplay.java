@@ -45,7 +45,7 @@ final class SamplerReplay {
    * chance matches and had it dropped as stale).
    */
   void predict(Stream st, ImageFolderView v, SamplerSpec sd, int epoch, int[] before) {
-    int[] ids = replay(v, sd, epoch, Integer.MAX_VALUE);
+    int[] ids = wholeEpoch(v, sd, epoch);
     int carried = 0;
     boolean[] wasRead = null;
     if (before != null) {
@@ -77,6 +77,49 @@ final class SamplerReplay {
             : 1;
     st.order().setNextHead(replay(v, sd, epoch + step, nextHeadLength));
     orderChanged.accept(st);
+  }
+
+  /**
+   * Whole epochs replayed, by sampler, epoch and dataset, while a stream still holds them: streams
+   * reading the same order (jobs of one seed) get the same array, and with it share its lookup
+   * tables ({@link org.hintfs.fs.stream.PredictedOrder}), instead of one copy of each per stream.
+   */
+  private record Epoch(
+      String sampler,
+      long seed,
+      int world,
+      int rank,
+      boolean flag,
+      int epoch,
+      ImageFolderView view) {}
+
+  private final Map<Epoch, java.lang.ref.WeakReference<int[]>> epochs = new java.util.HashMap<>();
+
+  /** {@link #replay} of a whole epoch, shared with any stream that holds the same one. */
+  private int[] wholeEpoch(ImageFolderView v, SamplerSpec sd, int epoch) {
+    boolean random = sd.sampler().equals("random");
+    Epoch k =
+        new Epoch(
+            sd.sampler(),
+            sd.seed(),
+            random ? 1 : sd.world(),
+            random ? 0 : sd.rank(),
+            random ? sd.persistentWorkers() : sd.dropLast(),
+            epoch,
+            v);
+    synchronized (epochs) {
+      java.lang.ref.WeakReference<int[]> held = epochs.get(k);
+      int[] ids = held == null ? null : held.get();
+      if (ids != null) {
+        return ids;
+      }
+      epochs.values().removeIf(r -> r.get() == null);
+    }
+    int[] ids = replay(v, sd, epoch, Integer.MAX_VALUE);
+    synchronized (epochs) {
+      epochs.put(k, new java.lang.ref.WeakReference<>(ids));
+    }
+    return ids;
   }
 
   /**

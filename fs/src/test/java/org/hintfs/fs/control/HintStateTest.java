@@ -253,6 +253,35 @@ class HintStateTest {
     }
   }
 
+  /**
+   * Issue 39: two jobs reading with one seed get one order, not a replay and a copy each (and so
+   * share its lookup tables); a third with another seed gets its own.
+   */
+  @Test
+  void streamsOfOneSeedAndEpoch_shareOneOrder() {
+    int files = 2_000;
+    org.hintfs.policy.ImageFolderView v =
+        org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+    HintState s = new HintState(files + 3, streams);
+    s.connect(new Recording());
+    Stream[] st = new Stream[3];
+    for (int i = 0; i < st.length; i++) {
+      st[i] = streams.forWriter(400 + i, "share-" + i, 0, true);
+      st[i].setDataset("/ds", v, files + 3);
+    }
+    long built = org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt();
+    for (int i = 0; i < st.length; i++) {
+      var spec = new org.hintfs.fs.stream.SamplerSpec(i < 2 ? 1 : 2, 1, 0, "random", false, false);
+      s.accept(new Hint.Seed(spec, 5), "seed", st[i]);
+    }
+    assertThat(s.awaitApplied(5_000)).isTrue();
+    assertThat(st[1].order().order()).isSameAs(st[0].order().order());
+    assertThat(st[2].order().order()).isNotSameAs(st[0].order().order());
+    assertThat(org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt() - built).isEqualTo(2);
+    int[][] naive = org.hintfs.policy.sampler.TorchSamplers.dataLoaderShuffle(files, 1, 6, false);
+    assertThat(st[1].order().order()).containsExactly(nodes(v, naive[5]));
+  }
+
   private static int[] nodes(org.hintfs.policy.ImageFolderView v, int[] samples) {
     int[] ids = new int[samples.length];
     for (int i = 0; i < ids.length; i++) {

@@ -460,6 +460,23 @@ class StreamsTest {
     assertThat(streams.after(other)).isEqualTo(NextUse.NEVER);
   }
 
+  /** Two streams set to the same order array share its lookup tables; an equal copy does not. */
+  @Test
+  void predictedOrdersOfOneOrderArray_shareTheirTables() {
+    int[] ids = {4, 2, 7, 2, 0};
+    PredictedOrder a = new PredictedOrder();
+    PredictedOrder b = new PredictedOrder();
+    PredictedOrder c = new PredictedOrder();
+    a.set(ids, 10);
+    b.set(ids, 10);
+    c.set(ids.clone(), 10);
+    assertThat(a.sharesTablesWith(b)).isTrue();
+    assertThat(a.sharesTablesWith(c)).isFalse();
+    assertThat(b.positionOf(2)).isEqualTo(1);
+    assertThat(b.occurrenceFrom(2, 2)).isEqualTo(3);
+    assertThat(c.occurrenceFrom(2, 2)).isEqualTo(3);
+  }
+
   /**
    * Issue 39: the job's positions are computed only when the hint applier warms them, never by a
    * next-use question (asked under the cache's index lock): unwarmed, the job counts only this
