@@ -246,9 +246,13 @@ class HintStateTest {
           .isEqualTo(1);
       assertThat(a.order().order()).containsExactly(nodes(v, naive[89]));
       assertThat(a.order().at(files)).isEqualTo(v.node(naive[90][0])); // the next epoch's head
+      long skipped = org.hintfs.policy.sampler.TorchGenerator.outputsSkipped();
       s.accept(new Hint.Epoch(90), "epoch", a);
       assertThat(s.awaitApplied(5_000)).isTrue();
       assertThat(org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt() - built).isEqualTo(2);
+      // From the generator kept at epoch 90's start: the tail's draws and the base seeds skipped.
+      assertThat(org.hintfs.policy.sampler.TorchGenerator.outputsSkipped() - skipped)
+          .isLessThan(files + 8);
       assertThat(a.order().order()).containsExactly(nodes(v, naive[90]));
     }
   }

@@ -1,5 +1,8 @@
 package org.hintfs.policy.sampler;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * One seeded {@code DataLoader(shuffle=True)}'s orders, epoch after epoch, in O(n) per epoch at any
  * epoch: {@link TorchSamplers#dataLoaderShuffle} without building the permutations it drops.
@@ -9,9 +12,10 @@ package org.hintfs.policy.sampler;
  * the sampler's empty tail, one more {@code randperm(n)}. How many outputs each takes is a count
  * ({@link TorchGenerator#randpermDraws}), so reaching epoch E is a {@link TorchGenerator#skip} of
  * them, and the epoch itself is the one permutation built. The generator is kept as it stands at
- * the start of the epoch after the last one built (and at the start of that one, for a reader that
- * reads it again), so a run's next epoch costs one permutation, not E + 1, and nothing but two
- * generators' states (5 KB) is kept between epochs.
+ * the start of each epoch built and of the one after it, the last {@link #KEPT} of them (2.5 KB
+ * each), and an epoch starts from the nearest before it: a run's next epoch costs one permutation
+ * and one skip of n, not E + 1 permutations, and so does an epoch read again, or each of two jobs
+ * of one seed at different epochs.
  *
  * <p>Thread-safe; the orders returned are the caller's.
  */
@@ -23,15 +27,17 @@ public final class ShuffleReplay {
   private final long seed;
   private final boolean persistentWorkers;
 
-  /** The generator at the start of epoch {@link #lastEpoch}, the last one built (null: none). */
-  private TorchGenerator lastStart;
+  /** Generator states kept, at the start of an epoch each. */
+  static final int KEPT = 8;
 
-  private int lastEpoch;
-
-  /** The generator at the start of epoch {@link #nextEpoch} (null: none built yet). */
-  private TorchGenerator nextStart;
-
-  private int nextEpoch;
+  /** The generator at the start of each epoch kept, least recently used first. */
+  private final Map<Integer, TorchGenerator> starts =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Integer, TorchGenerator> eldest) {
+          return size() > KEPT;
+        }
+      };
 
   public ShuffleReplay(int n, long seed, boolean persistentWorkers) {
     this.n = n;
@@ -42,13 +48,11 @@ public final class ShuffleReplay {
   /** {@code dataLoaderShuffle(n, seed, epoch + 1, persistentWorkers)[epoch]}, built alone. */
   public synchronized int[] epoch(int epoch) {
     TorchGenerator g = startOf(epoch);
-    lastStart = g.copy();
-    lastEpoch = epoch;
+    starts.put(epoch, g.copy());
     g.skip(baseSeedDraws(epoch));
     int[] order = g.randperm(n);
     g.skip(TorchGenerator.randpermDraws(n)); // the sampler's tail: randperm(n)[:0]
-    nextStart = g;
-    nextEpoch = epoch + 1;
+    starts.put(epoch + 1, g);
     return order;
   }
 
@@ -71,21 +75,15 @@ public final class ShuffleReplay {
    * a fresh one), skipped ahead epoch by epoch.
    */
   private TorchGenerator startOf(int epoch) {
-    TorchGenerator base;
-    int from;
-    if (nextStart != null && nextEpoch <= epoch) {
-      base = nextStart;
-      from = nextEpoch;
-    } else if (lastStart != null && lastEpoch <= epoch) {
-      base = lastStart;
-      from = lastEpoch;
-    } else {
-      base = new TorchGenerator(seed);
-      from = 0;
+    int from = -1;
+    for (int e : starts.keySet()) {
+      if (e <= epoch && e > from) {
+        from = e;
+      }
     }
-    TorchGenerator g = base.copy();
+    TorchGenerator g = from < 0 ? new TorchGenerator(seed) : starts.get(from).copy();
     long outputs = 0;
-    for (int e = from; e < epoch; e++) {
+    for (int e = Math.max(0, from); e < epoch; e++) {
       outputs += baseSeedDraws(e) + 2 * TorchGenerator.randpermDraws(n);
     }
     g.skip(outputs);

@@ -26,6 +26,9 @@ public final class TorchGenerator {
   /** Permutations built, ever (every generator): what a test counts to keep replays O(N). */
   private static final AtomicLong PERMUTATIONS = new AtomicLong();
 
+  /** Outputs skipped, ever (every generator): the other half of a replay's work. */
+  private static final AtomicLong SKIPPED = new AtomicLong();
+
   private final int[] state = new int[N];
   private int left;
   private int next;
@@ -57,6 +60,7 @@ public final class TorchGenerator {
    * that many times: one twist per 624, nothing else.
    */
   public void skip(long outputs) {
+    SKIPPED.addAndGet(Math.max(0, outputs));
     long k = outputs;
     while (k > 0) {
       long ready = left - 1; // outputs drawn before the next twist
@@ -79,6 +83,11 @@ public final class TorchGenerator {
   /** Permutations {@link #randperm} has built, by every generator, ever. */
   public static long permutationsBuilt() {
     return PERMUTATIONS.get();
+  }
+
+  /** Outputs {@link #skip} has skipped, by every generator, ever. */
+  public static long outputsSkipped() {
+    return SKIPPED.get();
   }
 
   /** One 32-bit output, unsigned, in a long. */

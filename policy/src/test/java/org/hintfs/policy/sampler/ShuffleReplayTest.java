@@ -90,4 +90,28 @@ class ShuffleReplayTest {
     assertThat(e89).isEqualTo(naive[89]);
     assertThat(e90).isEqualTo(naive[90]);
   }
+
+  /**
+   * Two jobs of one seed at different epochs (a sweep started twice), taking turns on one replay:
+   * each transition is one permutation and a skip of about n, not a skip back from the other's
+   * epoch.
+   */
+  @Test
+  void twoRunsOfOneSeedAtDifferentEpochs_eachNextEpochCostsOnePermutation() {
+    int n = 5_000;
+    ShuffleReplay r = new ShuffleReplay(n, 0, false);
+    r.epoch(1);
+    r.epoch(60);
+    int[][] naive = TorchSamplers.dataLoaderShuffle(n, 0, 66, false);
+    for (int i = 1; i <= 5; i++) {
+      for (int e : new int[] {1 + i, 60 + i}) {
+        long built = TorchGenerator.permutationsBuilt();
+        long skipped = TorchGenerator.outputsSkipped();
+        assertThat(r.epoch(e)).isEqualTo(naive[e]);
+        r.head(e + 1, 256);
+        assertThat(TorchGenerator.permutationsBuilt() - built).isEqualTo(1);
+        assertThat(TorchGenerator.outputsSkipped() - skipped).as("epoch %d", e).isLessThan(n + 8);
+      }
+    }
+  }
 }
