@@ -5,7 +5,7 @@ seed MOUNT PID EPOCH: declares the mount's root as the dataset (job "bench"), th
   or the errno's name), the seconds until the line was applied (the first stats read after the
   write that answered within its 2 s wait with the stream's order in place: an upper bound), and
   the daemon's RSS growth over that time (sampled every 20 ms: the peak, and 2 s after).
-epochs MOUNT PID LAST: two streams seeded 0 at epoch 0; `epoch 1..LAST` for one of them, and the
+epochs MOUNT PID LAST: two streams seeded 0 and 1 at epoch 0; `epoch 1..LAST` for one of them, and the
   transitions into epochs 1-5 (the other) and LAST-4..LAST timed, alternating: a write returns
   once its line is applied.
 """
@@ -82,13 +82,13 @@ def seed(mnt, pid, epoch):
 
 
 def epochs(mnt, pid, last):
-    """Stream a goes through epochs 1..last-5 (the JIT warms up), then stream b (the same seed,
+    """Stream a (seed 0) goes through epochs 1..last-5 (the JIT warms up), then stream b (seed 1,
     started at epoch 0) and a alternate: b's epochs 1..5 and a's last 5, so that both are timed
     side by side, warm, under the same load."""
     fd = os.open(os.path.join(mnt, ".hintfs", "control"), os.O_WRONLY)
-    for job in ("a", "b"):
+    for job, seed in (("a", 0), ("b", 1)):
         write(fd, "job %s dataset ." % job)
-        write(fd, "job %s seed 0 epoch 0 sampler random" % job)
+        write(fd, "job %s seed %d epoch 0 sampler random" % (job, seed))
     for e in range(1, last - 4):
         write(fd, "job a epoch %d" % e)
     early, late = [], []
