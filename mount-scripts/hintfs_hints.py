@@ -83,6 +83,14 @@ class Hints:
         except OSError as e:
             if e.errno == errno.EINVAL:
                 raise HintError(self.errors().strip().splitlines()[-1]) from None
+            if e.errno == errno.EINPROGRESS:
+                # Every line was accepted; a reader line was not applied within the mount's bound
+                # (2 s). It is applied in order: training goes on, the mount catches up.
+                self.still_applying += 1
+                self._warn_once("applying", "hintfs: the mount accepted a hint but had not applied"
+                                " it within its bound; it is applied in order (stats"
+                                " hints.pending), counted in Hints.still_applying")
+                return
             raise
 
     def dataset(self, path: str) -> None:
@@ -101,6 +109,8 @@ class Hints:
         """Direct importance scores: {index: score}. Never raises, as losses() does not."""
         self._scores("importance", scores.items())
 
+    still_applying = 0
+    """Writes the mount accepted but answered EINPROGRESS: not applied within its bound yet."""
     dropped_values = 0
     """NaN or infinite losses and scores left out of the hints sent."""
     failed_hints = 0

@@ -4,6 +4,7 @@ Each test gets a fresh mount of a small generated ImageFolder (the fixture uses 
 launcher, mount-scripts/hintfs, so the jar must be built: mvn package). The last test installs the
 helper with pip into a fresh venv, offline, as a user would from the repository.
 """
+import errno
 import gc
 import os
 import shutil
@@ -99,6 +100,20 @@ def test_a_loss_line_the_mount_refuses_is_counted_not_raised(hints):
     assert h.failed_hints == 1
     h.losses([0], [0.5])  # and the next batch goes through
     assert h.failed_hints == 1
+
+
+def test_a_write_the_mount_answers_still_applying_is_counted_and_warned_not_raised(hints,
+                                                                                  monkeypatch):
+    # The mount answers EINPROGRESS when a reader line is accepted but not applied within 2 s;
+    # stalling its applier for that long is not possible from here, so the answer is stood in for.
+    def still_applying(fd, data):
+        raise OSError(errno.EINPROGRESS, os.strerror(errno.EINPROGRESS))
+
+    monkeypatch.setattr(hintfs_hints.os, "write", still_applying)
+    with pytest.warns(RuntimeWarning, match="applied in order"):
+        hints.epoch(1)
+    hints.epoch(2)  # warned once
+    assert hints.still_applying == 2
 
 
 def test_not_a_mount_is_said_plainly(tmp_path):

@@ -14,6 +14,7 @@ public enum Errno {
   EROFS(30),
   ENOSYS(38),
   ETIMEDOUT(110),
+  EINPROGRESS(115),
   ESTALE(116);
 
   private final int value;

@@ -118,6 +118,14 @@ class TorchReplayIT {
             .as("case %d epoch %d", i, e)
             .isEqualTo(want.get(i).get(e).asText());
       }
+      // The replay a mount uses: epoch 2 alone, epochs 0 and 1 skipped, not built.
+      int[] alone =
+          new org.hintfs.policy.sampler.ShuffleReplay(
+                  (int) params[i][0], params[i][1], params[i][2] == 1)
+              .epoch(2);
+      assertThat(digest(alone))
+          .as("case %d epoch 2 alone", i)
+          .isEqualTo(want.get(i).get(2).asText());
     }
   }
 }

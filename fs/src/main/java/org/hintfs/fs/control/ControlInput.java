@@ -30,11 +30,24 @@ public final class ControlInput {
 
   private final ControlParser parser;
   private final HintState state;
+  private final long readerLineWaitMs;
 
   public ControlInput(ControlParser parser, HintState state) {
+    this(parser, state, READER_LINE_WAIT_MS);
+  }
+
+  /** With a bound of its own on how long a reader line's write waits (tests). */
+  ControlInput(ControlParser parser, HintState state, long readerLineWaitMs) {
     this.parser = parser;
     this.state = state;
+    this.readerLineWaitMs = readerLineWaitMs;
   }
+
+  /**
+   * What a write did: the reason its first rejected line was rejected (null if none was), and
+   * whether a reader line it queued was still unapplied when its bound passed.
+   */
+  public record Written(String error, boolean stillApplying) {}
 
   /**
    * Applies every complete line of {@code data}; a trailing piece waits in {@code partial} (the
@@ -42,11 +55,11 @@ public final class ControlInput {
    * ({@code epoch}, {@code seed}, {@code dataset}, {@code order}) returns once the applier has
    * applied it (at most {@link #READER_LINE_WAIT_MS}): the reader's next opens then belong to what
    * it announced. An {@code epoch} applied late let the new epoch's first opens count in the old
-   * one, and a stand-in then served twice in the reader's epoch. Score lines do not wait.
-   *
-   * @return the reason the first rejected line was rejected, or null if none was
+   * one, and a stand-in then served twice in the reader's epoch. If the bound passes first, the
+   * write says so ({@link Written#stillApplying}: the writer sees EINPROGRESS) rather than return
+   * as if applied. Score lines do not wait: they are queued, in order, when the write returns.
    */
-  public String write(ByteArrayOutputStream partial, byte[] data, long pid) {
+  public Written write(ByteArrayOutputStream partial, byte[] data, long pid) {
     String firstError = null;
     boolean readerLine = false;
     synchronized (partial) {
@@ -69,10 +82,17 @@ public final class ControlInput {
         firstError = firstError == null ? "line too long" : firstError;
       }
     }
-    if (readerLine) {
-      state.awaitApplied(READER_LINE_WAIT_MS); // outside the handle's lock
+    boolean stillApplying =
+        readerLine && !state.awaitApplied(readerLineWaitMs); // outside the handle's lock
+    if (stillApplying) {
+      state.stillApplying.increment();
     }
-    return firstError;
+    return new Written(firstError, stillApplying);
+  }
+
+  /** How long a write of a reader line waits for it to be applied, at most. */
+  public long readerLineWaitMs() {
+    return readerLineWaitMs;
   }
 
   /** The handle is closing: its unfinished last line is applied now. */

@@ -105,6 +105,10 @@ public final class HintState {
   private volatile Dataset dataset;
   public final LongAdder accepted = new LongAdder();
   public final LongAdder rejected = new LongAdder();
+
+  /** Writes answered EINPROGRESS: a reader line not applied within the write's bound. */
+  public final LongAdder stillApplying = new LongAdder();
+
   private final Map<String, LongAdder> byVerb = new ConcurrentHashMap<>();
   private final Map<Integer, ImageFolderView> views = new ConcurrentHashMap<>();
 
@@ -282,6 +286,11 @@ public final class HintState {
       }
     }
     return true;
+  }
+
+  /** Lines accepted and queued but not applied yet. */
+  public long pending() {
+    return Math.max(0, queued.get() - applied);
   }
 
   /** Lines queued, ever (counted before each is queued). */

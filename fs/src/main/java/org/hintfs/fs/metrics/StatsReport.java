@@ -72,6 +72,8 @@ public final class StatsReport {
     hints.put("accepted", h.accepted.sum());
     hints.put("accepted_by_kind", h.acceptedByVerb());
     hints.put("rejected", h.rejected.sum());
+    hints.put("pending", h.pending());
+    hints.put("writes_still_applying", h.stillApplying.sum());
     hints.put("scored_samples", h.context().importance().knownCount());
     hints.put("substitution", h.substitution.on());
     hints.put("substitution_max", h.substitution.rules().maxFraction());

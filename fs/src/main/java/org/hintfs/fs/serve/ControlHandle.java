@@ -35,8 +35,8 @@ final class ControlHandle implements Handle {
     return content;
   }
 
-  /** Takes bytes written by {@code pid}; returns the first line's error, or null. */
-  String write(byte[] data, long pid) {
+  /** Takes bytes written by {@code pid}: what the write did. */
+  ControlInput.Written write(byte[] data, long pid) {
     writer = pid;
     return control.write(partial, data, pid);
   }

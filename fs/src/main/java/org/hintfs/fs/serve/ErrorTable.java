@@ -60,6 +60,9 @@ public final class ErrorTable {
     if (t instanceof ObjectChangedException) {
       return Errno.ESTALE;
     }
+    if (t instanceof org.hintfs.fs.control.StillApplyingException) {
+      return Errno.EINPROGRESS; // accepted, not applied yet: applied in order
+    }
     if (t instanceof IllegalArgumentException) {
       return Errno.EINVAL; // InvalidHintException included: a rejected control line
     }

@@ -273,6 +273,8 @@ public final class HintFs {
    * and applied for the writer's stream; a trailing piece waits for the rest (or for release).
    *
    * @throws org.hintfs.fs.control.InvalidHintException if a line was rejected (the others stand)
+   * @throws org.hintfs.fs.control.StillApplyingException if every line was accepted but a reader
+   *     line was not applied within the write's bound (it will be, in order)
    */
   public int write(long fh, byte[] data, long pid) throws IOException {
     Handle h = handles.get(fh);
@@ -282,9 +284,12 @@ public final class HintFs {
     if (!(h instanceof ControlHandle c)) {
       throw new ReadOnlyException(h.path());
     }
-    String firstError = c.write(data, pid);
-    if (firstError != null) {
-      throw new org.hintfs.fs.control.InvalidHintException(firstError);
+    org.hintfs.fs.control.ControlInput.Written w = c.write(data, pid);
+    if (w.error() != null) {
+      throw new org.hintfs.fs.control.InvalidHintException(w.error());
+    }
+    if (w.stillApplying()) {
+      throw new org.hintfs.fs.control.StillApplyingException(control.readerLineWaitMs());
     }
     return data.length;
   }

@@ -52,8 +52,25 @@ public final class PredictedOrder {
 
   private volatile java.util.Map<Integer, Integer> nextHeadPosition = java.util.Map.of();
 
-  /** Replaces the order; the reader starts at its beginning now, at {@code nsPerOpen}. */
-  public synchronized void set(int[] ids, int entries, double nsPerOpen) {
+  /**
+   * An order's lookup tables: each id's first position (one int per catalog entry) and each
+   * position's next of the same id. They depend on the order alone, so streams handed the same
+   * order array (several jobs reading with one seed: {@code SamplerReplay} hands each the same)
+   * share one, not one each; kept while the order is (the order is the weak key, and the tables do
+   * not refer to it).
+   */
+  private record Index(int entries, int[] positionOf, int[] nextSame) {}
+
+  private static final java.util.Map<int[], Index> INDEXES = new java.util.WeakHashMap<>();
+
+  /** The tables of {@code ids}, built once per order array (arrays are keyed by identity). */
+  private static Index indexOf(int[] ids, int entries) {
+    synchronized (INDEXES) {
+      Index x = INDEXES.get(ids);
+      if (x != null && x.entries() == entries) {
+        return x;
+      }
+    }
     int[] pos = new int[entries];
     Arrays.fill(pos, -1);
     int[] same = new int[ids.length];
@@ -61,8 +78,21 @@ public final class PredictedOrder {
       same[i] = pos[ids[i]];
       pos[ids[i]] = i;
     }
-    positionOf = pos;
-    nextSame = same;
+    Index x = new Index(entries, pos, same);
+    synchronized (INDEXES) {
+      INDEXES.put(ids, x);
+    }
+    return x;
+  }
+
+  /**
+   * Replaces the order; the reader starts at its beginning now, at {@code nsPerOpen}. The order is
+   * not changed afterwards, here or by the caller: it may be shared with other streams.
+   */
+  public synchronized void set(int[] ids, int entries, double nsPerOpen) {
+    Index x = indexOf(ids, entries);
+    positionOf = x.positionOf();
+    nextSame = x.nextSame();
     position = 0;
     low = 0;
     anchorPosition = 0;
@@ -195,6 +225,11 @@ public final class PredictedOrder {
     position = p;
     anchorPosition = p;
     anchorNs = Streams.nowNs();
+  }
+
+  /** True if this order's lookup tables are {@code other}'s (the same order, shared). */
+  boolean sharesTablesWith(PredictedOrder other) {
+    return positionOf == other.positionOf && nextSame == other.nextSame;
   }
 
   /** The first position of an id in the order, or -1. */

@@ -354,7 +354,7 @@ public final class Streams implements NextUse, AutoCloseable {
   public void warmJobClock(Stream s) {
     JobOrders job = jobWide;
     if (job != null) {
-      job.after(s, -1);
+      job.warm(s);
     }
   }
 

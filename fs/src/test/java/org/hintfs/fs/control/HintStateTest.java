@@ -159,7 +159,7 @@ class HintStateTest {
         java.util.concurrent.CompletableFuture.supplyAsync(
             () -> input.write(new java.io.ByteArrayOutputStream(), "policy lru\n".getBytes(), pid));
     try {
-      assertThat(policy.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNull(); // not waited for
+      assertThat(policy.get(5, java.util.concurrent.TimeUnit.SECONDS).error()).isNull(); // no wait
       var epoch =
           java.util.concurrent.CompletableFuture.supplyAsync(
               () -> input.write(new java.io.ByteArrayOutputStream(), "epoch 3\n".getBytes(), pid));
@@ -167,11 +167,156 @@ class HintStateTest {
       assertThat(epoch.isDone()).as("returned before the applier reached it").isFalse();
       assertThat(state.epoch()).isNotEqualTo(3);
       permits.release(); // the policy line applies, then the epoch line
-      assertThat(epoch.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNull();
+      assertThat(epoch.get(5, java.util.concurrent.TimeUnit.SECONDS))
+          .isEqualTo(new ControlInput.Written(null, false));
       assertThat(state.epoch()).isEqualTo(3); // already applied when the write returned
     } finally {
       permits.release(100);
     }
+  }
+
+  /**
+   * Issue 39: a write of a reader line that the applier cannot reach within the write's bound says
+   * so (the writer sees EINPROGRESS), never returns as if applied; the line stays queued, counted
+   * in {@code pending}, and is applied in order once the applier gets there.
+   */
+  @Test
+  void aReaderLineNotAppliedWithinTheBound_isAnsweredStillApplying_andAppliedLater()
+      throws Exception {
+    java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(0);
+    state.connect(
+        new Recording() {
+          @Override
+          public void switchPolicy(String name) {
+            permits.acquireUninterruptibly(); // the applier stalls on the policy line
+          }
+        });
+    ControlInput input = new ControlInput(new ControlParser(null, state), state, 200);
+    long pid = 100;
+    try {
+      ControlInput.Written policy =
+          input.write(new java.io.ByteArrayOutputStream(), "policy lru\n".getBytes(), pid);
+      assertThat(policy).isEqualTo(new ControlInput.Written(null, false)); // not waited for
+      long t0 = System.nanoTime();
+      ControlInput.Written epoch =
+          input.write(new java.io.ByteArrayOutputStream(), "epoch 3\n".getBytes(), pid);
+      assertThat((System.nanoTime() - t0) / 1_000_000).isGreaterThanOrEqualTo(200);
+      assertThat(epoch).isEqualTo(new ControlInput.Written(null, true));
+      assertThat(state.epoch()).isNotEqualTo(3); // truly not applied: the answer says so
+      assertThat(state.pending()).isEqualTo(2);
+      assertThat(state.stillApplying.sum()).isEqualTo(1);
+      permits.release(); // the policy line applies, then the epoch line
+      assertThat(state.awaitApplied(5_000)).isTrue();
+      assertThat(state.epoch()).isEqualTo(3);
+      assertThat(state.pending()).isZero();
+      // Applied within the bound: a plain success.
+      assertThat(input.write(new java.io.ByteArrayOutputStream(), "epoch 4\n".getBytes(), pid))
+          .isEqualTo(new ControlInput.Written(null, false));
+      assertThat(state.epoch()).isEqualTo(4);
+    } finally {
+      permits.release(100);
+    }
+    assertThat(org.hintfs.fs.serve.ErrorTable.errnoFor(new StillApplyingException(200)))
+        .isEqualTo(org.hintfs.fs.Errno.EINPROGRESS);
+  }
+
+  /**
+   * Issue 39: a seed hint at epoch 89 replays one permutation of n, not the 2 x 90 its loader drew
+   * (the old replay built them all, and the next epoch's head again: 362 here), and the next epoch
+   * one more; the orders are the naive replay's. Counted in permutations built, not timed.
+   */
+  @Test
+  void aSeedHintAtEpoch89_buildsOnePermutation_andEachNextEpochOneMore() {
+    int files = 2_000;
+    org.hintfs.policy.ImageFolderView v =
+        org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+    for (boolean persistent : new boolean[] {false, true}) {
+      HintState s = new HintState(files + 3, streams);
+      s.connect(new Recording());
+      Stream a = streams.forWriter(300 + (persistent ? 1 : 0), "e89-" + persistent, 0, true);
+      a.setDataset("/ds", v, files + 3);
+      var spec = new org.hintfs.fs.stream.SamplerSpec(7, 1, 0, "random", false, persistent);
+      int[][] naive =
+          org.hintfs.policy.sampler.TorchSamplers.dataLoaderShuffle(files, 7, 91, persistent);
+      long built = org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt();
+      s.accept(new Hint.Seed(spec, 89), "seed", a);
+      assertThat(s.awaitApplied(5_000)).isTrue();
+      assertThat(org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt() - built)
+          .as("permutations of n built for epoch 89, persistent_workers %s", persistent)
+          .isEqualTo(1);
+      assertThat(a.order().order()).containsExactly(nodes(v, naive[89]));
+      assertThat(a.order().at(files)).isEqualTo(v.node(naive[90][0])); // the next epoch's head
+      long skipped = org.hintfs.policy.sampler.TorchGenerator.outputsSkipped();
+      s.accept(new Hint.Epoch(90), "epoch", a);
+      assertThat(s.awaitApplied(5_000)).isTrue();
+      assertThat(org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt() - built).isEqualTo(2);
+      // From the generator kept at epoch 90's start: the tail's draws and the base seeds skipped.
+      assertThat(org.hintfs.policy.sampler.TorchGenerator.outputsSkipped() - skipped)
+          .isLessThan(files + 8);
+      assertThat(a.order().order()).containsExactly(nodes(v, naive[90]));
+    }
+  }
+
+  /**
+   * Issue 39: two jobs reading with one seed get one order, not a replay and a copy each (and so
+   * share its lookup tables); a third with another seed gets its own.
+   */
+  @Test
+  void streamsOfOneSeedAndEpoch_shareOneOrder() {
+    int files = 2_000;
+    org.hintfs.policy.ImageFolderView v =
+        org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+    HintState s = new HintState(files + 3, streams);
+    s.connect(new Recording());
+    Stream[] st = new Stream[3];
+    for (int i = 0; i < st.length; i++) {
+      st[i] = streams.forWriter(400 + i, "share-" + i, 0, true);
+      st[i].setDataset("/ds", v, files + 3);
+    }
+    long built = org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt();
+    for (int i = 0; i < st.length; i++) {
+      var spec = new org.hintfs.fs.stream.SamplerSpec(i < 2 ? 1 : 2, 1, 0, "random", false, false);
+      s.accept(new Hint.Seed(spec, 5), "seed", st[i]);
+    }
+    assertThat(s.awaitApplied(5_000)).isTrue();
+    assertThat(st[1].order().order()).isSameAs(st[0].order().order());
+    assertThat(st[2].order().order()).isNotSameAs(st[0].order().order());
+    assertThat(org.hintfs.policy.sampler.TorchGenerator.permutationsBuilt() - built).isEqualTo(2);
+    int[][] naive = org.hintfs.policy.sampler.TorchSamplers.dataLoaderShuffle(files, 1, 6, false);
+    assertThat(st[1].order().order()).containsExactly(nodes(v, naive[5]));
+  }
+
+  private static int[] nodes(org.hintfs.policy.ImageFolderView v, int[] samples) {
+    int[] ids = new int[samples.length];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = v.node(samples[i]);
+    }
+    return ids;
+  }
+
+  /** root 0, classes 1 and 2, then {@code files} images alternating between them. */
+  private static org.hintfs.policy.DirectoryTree imageFolder(int files) {
+    return new org.hintfs.policy.DirectoryTree() {
+      @Override
+      public boolean isDirectory(int node) {
+        return node <= 2;
+      }
+
+      @Override
+      public int childCount(int dir) {
+        return dir == 0 ? 2 : dir <= 2 ? (files + 2 - dir) / 2 : 0;
+      }
+
+      @Override
+      public int child(int dir, int i) {
+        return dir == 0 ? 1 + i : 3 + (dir - 1) + 2 * i;
+      }
+
+      @Override
+      public String name(int node) {
+        return node <= 2 ? "c" + node : String.format("f%04d.jpg", node);
+      }
+    };
   }
 
   @Test

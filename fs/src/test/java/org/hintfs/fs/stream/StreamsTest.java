@@ -460,6 +460,65 @@ class StreamsTest {
     assertThat(streams.after(other)).isEqualTo(NextUse.NEVER);
   }
 
+  /** Two streams set to the same order array share its lookup tables; an equal copy does not. */
+  @Test
+  void predictedOrdersOfOneOrderArray_shareTheirTables() {
+    int[] ids = {4, 2, 7, 2, 0};
+    PredictedOrder a = new PredictedOrder();
+    PredictedOrder b = new PredictedOrder();
+    PredictedOrder c = new PredictedOrder();
+    a.set(ids, 10);
+    b.set(ids, 10);
+    c.set(ids.clone(), 10);
+    assertThat(a.sharesTablesWith(b)).isTrue();
+    assertThat(a.sharesTablesWith(c)).isFalse();
+    assertThat(b.positionOf(2)).isEqualTo(1);
+    assertThat(b.occurrenceFrom(2, 2)).isEqualTo(3);
+    assertThat(c.occurrenceFrom(2, 2)).isEqualTo(3);
+  }
+
+  /**
+   * Issue 39: the job's positions are computed only when the hint applier warms them, never by a
+   * next-use question (asked under the cache's index lock): unwarmed, the job counts only this
+   * node's own rank. And at most {@link JobOrders#KEPT} epochs are kept, the oldest dropped first,
+   * not all of them cleared and recomputed.
+   */
+  @Test
+  void theJobClock_isNeverComputedByANextUseQuestion_andKeepsItsLatestEpochs() {
+    int files = 200;
+    var v = org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+    int world = 4;
+    SamplerSpec spec = new SamplerSpec(5, world, 0, "distributed", false, false);
+    int[] samples =
+        org.hintfs.policy.sampler.TorchSamplers.distributed(files, world, 0, true, 5, 0, false);
+    int[] mine = new int[samples.length];
+    for (int k = 0; k < samples.length; k++) {
+      mine[k] = v.node(samples[k]);
+    }
+    int[] rank2 =
+        org.hintfs.policy.sampler.TorchSamplers.distributed(files, world, 2, true, 5, 0, false);
+    Stream r0 = streams.forWriter(200, null, 0, true);
+    r0.setDataset("/ds", v, files + 3);
+    r0.predict(spec, mine, files + 3);
+    r0.order().startAt(0);
+    streams.countWholeJobs(true);
+    int other = v.node(rank2[17]);
+    assertThat(streams.after(other)).isEqualTo(NextUse.NEVER); // not warmed: own rank only
+    assertThat(streams.jobClockEpochsReady()).isZero(); // and nothing computed by asking
+    assertThat(streams.after(mine[30])).isEqualTo(r0.order().nextUse(mine[30]));
+    streams.warmJobClock(r0);
+    assertThat(streams.after(other)).isEqualTo(r0.order().timeAt(17));
+    for (int e = 1; e <= 10; e++) {
+      r0.setEpoch(e);
+      streams.warmJobClock(r0); // epochs e and e + 1: one new each time
+      assertThat(streams.jobClockEpochsReady()).isEqualTo(Math.min(e + 2, JobOrders.KEPT));
+    }
+    r0.setEpoch(0); // dropped long ago: not recomputed by a question
+    assertThat(streams.after(other)).isEqualTo(NextUse.NEVER);
+    assertThat(streams.jobClockEpochsReady()).isEqualTo(JobOrders.KEPT);
+    streams.countWholeJobs(false);
+  }
+
   /**
    * This test's process tree, whose {@code parent} question pauses when {@code when} holds: it
    * counts {@code reached} down and waits for {@code release} (at most 5 s).

@@ -1,5 +1,7 @@
 package org.hintfs.policy.sampler;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
  * PyTorch's CPU generator ({@code at::CPUGeneratorImpl}): a standard MT19937.
  *
@@ -7,6 +9,12 @@ package org.hintfs.policy.sampler;
  * and {@code at::mt19937} keeps only its low 32 bits, then initializes the state the standard way.
  * {@link #random()} is one 32-bit output; {@link #random64()} is two, the first in the high half
  * ({@code make64BitsFrom32Bits(hi, lo)}).
+ *
+ * <p>MT19937 cannot be jumped ahead cheaply, but a draw whose values are not wanted need not be
+ * made: {@link #skip} advances the state by a count of outputs, twisting and discarding, with no
+ * tempering and no shuffle's random writes. {@code randperm(n)} consumes a count of outputs that
+ * does not depend on the values ({@link #randpermDraws}), so a permutation that is not kept is a
+ * skip.
  */
 public final class TorchGenerator {
   private static final int N = 624;
@@ -15,9 +23,21 @@ public final class TorchGenerator {
   private static final int UPPER_MASK = 0x80000000;
   private static final int LOWER_MASK = 0x7fffffff;
 
+  /** Permutations built, ever (every generator): what a test counts to keep replays O(N). */
+  private static final AtomicLong PERMUTATIONS = new AtomicLong();
+
+  /** Outputs skipped, ever (every generator): the other half of a replay's work. */
+  private static final AtomicLong SKIPPED = new AtomicLong();
+
   private final int[] state = new int[N];
   private int left;
   private int next;
+
+  private TorchGenerator(TorchGenerator other) {
+    System.arraycopy(other.state, 0, state, 0, N);
+    left = other.left;
+    next = other.next;
+  }
 
   /** {@code torch.Generator().manual_seed(seed)}. */
   public TorchGenerator(long seed) {
@@ -28,6 +48,46 @@ public final class TorchGenerator {
     }
     left = 1;
     next = 0;
+  }
+
+  /** A generator in this one's state, drawing what this one would draw next. */
+  public TorchGenerator copy() {
+    return new TorchGenerator(this);
+  }
+
+  /**
+   * Advances the state by {@code outputs} 32-bit outputs, as if {@link #random()} had been called
+   * that many times: one twist per 624, nothing else.
+   */
+  public void skip(long outputs) {
+    SKIPPED.addAndGet(Math.max(0, outputs));
+    long k = outputs;
+    while (k > 0) {
+      long ready = left - 1; // outputs drawn before the next twist
+      if (k <= ready) {
+        left -= (int) k;
+        next += (int) k;
+        return;
+      }
+      k -= ready + 1;
+      nextState();
+      next = 1; // the output that needed the twist was state[0]
+    }
+  }
+
+  /** The 32-bit outputs {@code randperm(n)} consumes: a count, whatever the values drawn. */
+  public static long randpermDraws(int n) {
+    return n < LARGE_N ? Math.max(0, n - 1) : 2L * n;
+  }
+
+  /** Permutations {@link #randperm} has built, by every generator, ever. */
+  public static long permutationsBuilt() {
+    return PERMUTATIONS.get();
+  }
+
+  /** Outputs {@link #skip} has skipped, by every generator, ever. */
+  public static long outputsSkipped() {
+    return SKIPPED.get();
   }
 
   /** One 32-bit output, unsigned, in a long. */
@@ -75,8 +135,9 @@ public final class TorchGenerator {
    * when n nears 2^32.
    */
   public int[] randperm(int n) {
-    int[] r = new int[n];
-    if (n < (int) (0xffffffffL / 20)) {
+    PERMUTATIONS.incrementAndGet();
+    if (n < LARGE_N) {
+      int[] r = new int[n];
       for (int i = 0; i < n; i++) {
         r[i] = i;
       }
@@ -86,11 +147,13 @@ public final class TorchGenerator {
         r[i] = r[z + i];
         r[z + i] = save;
       }
-    } else {
-      return insideOut(n, this);
+      return r;
     }
-    return r;
+    return insideOut(n, this);
   }
+
+  /** From this n on, {@link #randperm} is the inside-out shuffle on 64-bit draws. */
+  static final int LARGE_N = (int) (0xffffffffL / 20);
 
   /** The inside-out shuffle of torch >= 2.7 for large n (package-visible for its test). */
   static int[] insideOut(int n, TorchGenerator g) {

@@ -60,6 +60,27 @@ public final class TorchSamplers {
   }
 
   /**
+   * The first {@code m} samples of {@link #distributed}'s order, from the permutation's first
+   * {@code m * world} places (a sparse Fisher-Yates), not from a permutation of n.
+   */
+  public static int[] distributedHead(
+      int n, int world, int rank, long seed, long epoch, boolean dropLast, int m) {
+    if (world < 1 || rank < 0 || rank >= world) {
+      throw new IllegalArgumentException("rank " + rank + " is not in [0, " + world + ")");
+    }
+    int len = Math.min(m, distributedLength(n, world, dropLast));
+    if (n >= TorchGenerator.LARGE_N || (long) len * world > Integer.MAX_VALUE) {
+      return Arrays.copyOf(distributed(n, world, rank, true, seed, epoch, dropLast), len);
+    }
+    int[] job = OrderDetector.distributedPrefix(n, seed + epoch, len * world);
+    int[] out = new int[len];
+    for (int k = 0; k < len; k++) {
+      out[k] = job[k * world + rank];
+    }
+    return out;
+  }
+
+  /**
    * Every rank's order of {@link #distributed} at once, as positions: for each sample of the
    * dataset, where in its rank's order it is read first (-1 if drop_last cut it). Rank {@code r}
    * reads position {@code k} at the same step as every other rank (DDP keeps them in lockstep), so
@@ -91,6 +112,9 @@ public final class TorchSamplers {
    * draws {@code randperm(n)} from it, and when it is exhausted one more {@code randperm(n)} for
    * the {@code [:num_samples % n]} tail, empty here but drawn all the same. With persistent workers
    * the iterator, and so the base-seed draw, is made once, at the first epoch only.
+   *
+   * <p>Every epoch's order, each built: the reference {@link ShuffleReplay} (one epoch at a time,
+   * the others skipped) is checked against, and torch checks this.
    */
   public static int[][] dataLoaderShuffle(int n, long seed, int epochs, boolean persistentWorkers) {
     TorchGenerator g = new TorchGenerator(seed);

@@ -36,4 +36,22 @@ class TorchSamplersTest {
       }
     }
   }
+
+  @Test
+  void distributedHead_isTheStartOfTheRanksOrder() {
+    for (int n : new int[] {1, 7, 100, 1001}) {
+      for (int world : new int[] {1, 3, 8}) {
+        for (boolean dropLast : new boolean[] {false, true}) {
+          for (int r = 0; r < world; r++) {
+            int[] order = TorchSamplers.distributed(n, world, r, true, 9, 4, dropLast);
+            for (int m : new int[] {0, 1, 5, 200}) {
+              assertThat(TorchSamplers.distributedHead(n, world, r, 9, 4, dropLast, m))
+                  .as("n %d world %d rank %d m %d", n, world, r, m)
+                  .containsExactly(java.util.Arrays.copyOf(order, Math.min(m, order.length)));
+            }
+          }
+        }
+      }
+    }
+  }
 }
