@@ -36,6 +36,9 @@ for c in range(1000):
             f.write(payload)
 PY' "$tree"
 
+# The tree's inodes and dentries in the kernel's caches before any row: the first row's listing
+# would otherwise read them from disk, and only its mount would pay for that.
+find "$tree" -type f | wc -l >/dev/null
 mkdir -p "$work/mnt"
 unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
@@ -58,6 +61,7 @@ rows=()
 # hintfs_row LABEL LAUNCHER JAR
 hintfs_row() {
   local label=$1 launcher=$2 jar=$3 gclog=$work/gc-$1.log
+  echo "scale-bench: $label" >&2
   rm -rf "$work/cache-$label" "$gclog"
   local t0=$EPOCHREALTIME
   HINTFS_JAR=$jar HINTFS_JAVA_OPTS="-Xlog:gc:file=$gclog ${EXTRA_JAVA_OPTS:-}" "$launcher" mount \
@@ -72,12 +76,23 @@ hintfs_row() {
   lines=$(wc -l <"$gclog")
   pass=$("${py[@]}" pass "$work/mnt" "$samples" "$pid")
   r3=$(rss "$pid")
-  [[ -n ${HISTO:-} ]] && jcmd "$pid" GC.class_histogram | head -25 >"$work/histo-$label.txt"
+  local gc
+  gc=$(gc_max "$gclog" "$lines")
+  # HISTO=1: the live heap by class (a full GC, after the figures above) into WORK/histo-LABEL.txt
+  if [[ -n ${HISTO:-} ]]; then jcmd "$pid" GC.class_histogram | head -25 >"$work/histo-$label.txt"; fi
   HINTFS_JAR=$jar "$launcher" unmount "$work/mnt"
-  rows+=("$label|$mount_s|$scan|$pass|$r1 / $r2 / $r3|$(gc_max "$gclog" "$lines")")
+  rows+=("$label|$mount_s|$scan|$pass|$r1 / $r2 / $r3|$gc")
+  echo "$label: CPU s by thread over the pass: $(echo "$pass" | field threads)" >&2
 }
 
-hintfs_row this "$hintfs" "$root/fs/target/hintfs.jar"
+# VARIANTS: rows of this checkout with JVM options of their own, ";"-separated LABEL=OPTIONS
+# (e.g. "this;g1=-XX:-UseSerialGC -XX:+UseG1GC": the launcher's collector replaced).
+IFS=';' read -r -a variants <<<"${VARIANTS:-this}"
+for v in "${variants[@]}"; do
+  opts=''
+  [[ $v == *=* ]] && opts=${v#*=}
+  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $opts" hintfs_row "${v%%=*}" "$hintfs" "$root/fs/target/hintfs.jar"
+done
 if [[ -n ${BEFORE:-} ]]; then
   hintfs_row before "$BEFORE/mount-scripts/hintfs" "$BEFORE/fs/target/hintfs.jar"
 fi
@@ -88,6 +103,7 @@ for _ in $(seq 100); do [[ -d $work/mnt/n00000000 ]] && break; sleep 0.1; done
 scan=$("${py[@]}" scan "$work/mnt" | field scan_s)
 pass=$(passes "$work/mnt" "$bpid")
 rows+=("bindfs|-|$scan|$pass|$(rss "$bpid")|-")
+echo "bindfs: CPU s by thread over the pass: $(echo "$pass" | field threads)" >&2
 umount "$work/mnt"
 wait "$bpid" || true
 

@@ -7,7 +7,8 @@ which has torch and torchvision).
                                             the raw bytes of each file read (no decode: the tree's
                                             files are 256 B stand-ins). Prints JSON: seconds,
                                             images/s, and with PID the CPU seconds that process
-                                            spent over the pass (utime + stime, /proc/PID/stat).
+                                            spent over the pass (utime + stime, /proc/PID/stat),
+                                            in all and by thread name.
 
 The same seed draws the same SAMPLES files in every pass, so a second pass reads what the first
 one cached.
@@ -41,6 +42,30 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def threads(pid):
+    """CPU seconds by thread name (digits and dashes stripped) of the threads of PID alive now."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")].rstrip("0123456789-")
+        fields = stat.rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[(tid, name)] = cpu
+    return out
+
+
+def by_thread(before, after):
+    """CPU seconds by thread name over a pass (threads gone by its end are not counted)."""
+    sums = {}
+    for key, cpu in after.items():
+        sums[key[1]] = sums.get(key[1], 0.0) + cpu - before.get(key, 0.0)
+    return dict(sorted(((k, round(v, 2)) for k, v in sums.items() if v >= 0.05), key=lambda kv: -kv[1]))
+
+
 def main():
     mode, root = sys.argv[1], sys.argv[2]
     t0 = time.monotonic()
@@ -61,15 +86,21 @@ def main():
         collate_fn=collate,
     )
     cpu0 = cpu_seconds(pid) if pid else 0.0
+    t0s = threads(pid) if pid else {}
     t0 = time.monotonic()
     total = 0
     for n in loader:
         total += n
     secs = time.monotonic() - t0
     cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+    per_thread = by_thread(t0s, threads(pid)) if pid else {}
     if total != samples * 256:
         sys.exit("read %d bytes, expected %d" % (total, samples * 256))
-    print(json.dumps({"seconds": secs, "images_per_s": samples / secs, "cpu_s": cpu}))
+    print(
+        json.dumps(
+            {"seconds": secs, "images_per_s": samples / secs, "cpu_s": cpu, "threads": per_thread}
+        )
+    )
 
 
 if __name__ == "__main__":
