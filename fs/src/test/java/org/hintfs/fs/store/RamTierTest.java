@@ -15,7 +15,7 @@ class RamTierTest {
 
   @Test
   void promotedEntriesTheTierEvictsAreForgotten() {
-    RamTier ram = new RamTier(10_000); // ten 1,000-byte units
+    RamTier ram = new RamTier(11_040); // ten 1,000-byte units, with their overhead
     for (int id = 0; id < 1000; id++) {
       ram.promote(unit(id), new byte[1000]);
     }
@@ -38,7 +38,7 @@ class RamTierTest {
 
   @Test
   void askingWhetherAnEntryIsHeldIsNotAnAccess() {
-    RamTier ram = new RamTier(100_000);
+    RamTier ram = new RamTier(200_000);
     for (int id = 0; id < 50; id++) {
       ram.put(unit(id), new byte[1000]);
     }
@@ -51,5 +51,19 @@ class RamTierTest {
     }
     ram.cleanUp();
     assertEquals(before, new ArrayList<>(ram.coldest(50)), "the eviction order is unchanged");
+  }
+
+  @Test
+  void anEntryWeighsItsHeapNotOnlyItsBytes() {
+    RamTier ram = new RamTier(100 * (256 + RamTier.ENTRY_OVERHEAD));
+    for (int id = 0; id < 1000; id++) {
+      ram.put(new Unit((Catalog) null, id, 0, 256, false), new byte[256]);
+    }
+    ram.cleanUp();
+    int held = 0;
+    for (int id = 0; id < 1000; id++) {
+      held += ram.contains(id, 0) ? 1 : 0;
+    }
+    assertTrue(held <= 100, "held " + held + " 256-byte entries in room for 100");
   }
 }
