@@ -246,8 +246,7 @@ public final class HintFs {
     Handle f;
     if (pid != 0 && pid == warmUpThread && id >= 0) {
       // The warm-up at mount reading through the kernel: counted nowhere, seen by no policy.
-      SampleHandle w =
-          new SampleHandle(id, catalog.path(id), catalog.versionTag(id), catalog.size(id));
+      SampleHandle w = new SampleHandle(catalog, id);
       w.warmUp = true;
       long fh = nextHandle.getAndIncrement();
       handles.put(fh, w);

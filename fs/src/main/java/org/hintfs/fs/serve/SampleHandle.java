@@ -11,9 +11,11 @@ package org.hintfs.fs.serve;
  */
 final class SampleHandle implements Handle {
   final int id;
-  final String path;
-  final String version;
   final long size;
+
+  /** Where the path comes from when asked (an error's message): never built on an open. */
+  private final org.hintfs.fs.catalog.Catalog catalog;
+
   private volatile byte[] bytes;
 
   /** True if the bytes are another sample's, served in this one's place. */
@@ -22,21 +24,20 @@ final class SampleHandle implements Handle {
   /** True for the warm-up's own reads at mount ({@link WarmUp}): counted nowhere. */
   boolean warmUp;
 
-  SampleHandle(int id, String path, String version, long size) {
-    this(id, path, version, size, false);
+  SampleHandle(org.hintfs.fs.catalog.Catalog catalog, int id) {
+    this(catalog, id, false);
   }
 
-  SampleHandle(int id, String path, String version, long size, boolean substituted) {
+  SampleHandle(org.hintfs.fs.catalog.Catalog catalog, int id, boolean substituted) {
+    this.catalog = catalog;
     this.id = id;
-    this.path = path;
-    this.version = version;
-    this.size = size;
+    this.size = catalog.size(id);
     this.substituted = substituted;
   }
 
   @Override
   public String path() {
-    return path;
+    return catalog.path(id);
   }
 
   @Override

@@ -59,7 +59,7 @@ final class SampleOpener implements AutoCloseable {
   SampleHandle open(int id, long pid) {
     if (cache.isBlocked(id)) {
       // Large files: accesses are recorded per block as they are read.
-      return new SampleHandle(id, catalog.path(id), catalog.versionTag(id), catalog.size(id));
+      return new SampleHandle(catalog, id);
     }
     Streams.Attribution stream = null;
     try {
@@ -109,11 +109,9 @@ final class SampleOpener implements AutoCloseable {
     int sub = inDataset ? hints.substitution.opened(id, hit, fetching, late) : -1;
     recordTrace(id, stream);
     if (sub >= 0) {
-      return new SampleHandle(
-          sub, catalog.path(sub), catalog.versionTag(sub), catalog.size(sub), true);
+      return new SampleHandle(catalog, sub, true);
     }
-    SampleHandle f =
-        new SampleHandle(id, catalog.path(id), catalog.versionTag(id), catalog.size(id));
+    SampleHandle f = new SampleHandle(catalog, id);
     f.pending = fetched;
     return f;
   }

@@ -7,9 +7,10 @@ import java.security.NoSuchAlgorithmException;
 
 /**
  * The LMDB key of one cached object or block: 16 bytes of SHA-256 of the path, then the block index
- * (4 bytes, big-endian). LMDB keys are limited to 511 bytes, paths are not, hence a hash; 128 bits
- * make a collision among 10^8 paths about 10^-23 likely. Bytes 16-23 of the same digest go into the
- * value header, so an entry found under a key is also checked against the path.
+ * (4 bytes, big-endian). Two keys are equal when their bytes are (the pending-write table's key).
+ * LMDB keys are limited to 511 bytes, paths are not, hence a hash; 128 bits make a collision among
+ * 10^8 paths about 10^-23 likely. Bytes 16-23 of the same digest go into the value header, so an
+ * entry found under a key is also checked against the path.
  */
 record CacheKey(byte[] key, long pathCheck) {
   static final int LENGTH = 20;
@@ -37,14 +38,27 @@ record CacheKey(byte[] key, long pathCheck) {
     return h;
   }
 
-  ByteBuffer direct() {
-    ByteBuffer b = ByteBuffer.allocateDirect(LENGTH);
-    b.put(key).flip();
-    return b;
+  /** The key's bytes into {@code dst} (a direct buffer the caller reuses), flipped for reading. */
+  ByteBuffer into(ByteBuffer dst) {
+    dst.clear();
+    dst.put(key).flip();
+    return dst;
   }
 
-  /** A map key for the pending-write table. */
-  String hex() {
+  /** Equal keys name the same entry: the bytes decide ({@link #pathCheck} follows from them). */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CacheKey k && java.util.Arrays.equals(key, k.key);
+  }
+
+  /** The digest's first bytes: already uniform, and the block in the low bits. */
+  @Override
+  public int hashCode() {
+    return ByteBuffer.wrap(key).getInt(0) ^ ByteBuffer.wrap(key).getInt(16);
+  }
+
+  @Override
+  public String toString() {
     return java.util.HexFormat.of().formatHex(key);
   }
 }

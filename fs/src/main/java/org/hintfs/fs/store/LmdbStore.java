@@ -32,11 +32,11 @@ import org.slf4j.LoggerFactory;
  * restart can rebuild its accounting by scanning a few MB instead of every payload. Both are
  * written in the same transaction, so they never disagree after a crash.
  *
- * <p>Concurrency: reads open their own read-only transaction ({@code MDB_NOTLS}: a transaction is
- * not tied to its thread, which matters because callbacks may arrive on any thread). All writes go
- * through a queue to a single writer thread that applies a batch in one transaction, so readers
- * never wait for a commit and commits are amortized over many puts. Until its batch commits, a put
- * is visible to readers through the pending table.
+ * <p>Concurrency: each read takes a read-only transaction from a pool of reset ones and renews it
+ * ({@code MDB_NOTLS}: a transaction is not tied to its thread, which matters because callbacks may
+ * arrive on any thread). All writes go through a queue to a single writer thread that applies a
+ * batch in one transaction, so readers never wait for a commit and commits are amortized over many
+ * puts. Until its batch commits, a put is visible to readers through the pending table.
  *
  * <p>Bound: the puts waiting in the queue hold at most {@code queueLimit} payload bytes. When the
  * disk is slower than the source, a put that would pass it is refused at once ({@link #hasRoom}
@@ -80,7 +80,39 @@ public final class LmdbStore implements AutoCloseable {
   private final Dbi<ByteBuffer> data;
   private final Dbi<ByteBuffer> meta;
   private final BlockingQueue<Op> queue = new LinkedBlockingQueue<>();
-  private final Map<String, Op> pending = new ConcurrentHashMap<>();
+  private final Map<CacheKey, Op> pending = new ConcurrentHashMap<>();
+
+  /**
+   * Read transactions between uses: reset (no snapshot held, so no pages pinned; the reader slot
+   * kept) and renewed by the next reader, on whatever thread ({@code MDB_NOTLS}). A cached open
+   * costs a renew and a reset, not a begin and an abort, and no direct buffer for its key. Pooled
+   * rather than one per thread: FUSE threads come and go ({@code JavaThreadLoop.Pool}), and a dead
+   * thread's transaction would hold its reader slot until the environment closed. At most {@link
+   * #POOLED_READERS} wait here; the rest are closed.
+   */
+  private final java.util.concurrent.ConcurrentLinkedQueue<Reader> readers =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  private final java.util.concurrent.atomic.AtomicInteger pooled =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  private static final int POOLED_READERS = 256;
+
+  /** The writer thread's key buffer and meta record buffer, reused for every put and delete. */
+  private final ByteBuffer writerKey = ByteBuffer.allocateDirect(CacheKey.LENGTH);
+
+  private ByteBuffer writerMeta = ByteBuffer.allocateDirect(4096);
+
+  /** A read transaction and a direct buffer for the key looked up in it. */
+  private static final class Reader {
+    final Txn<ByteBuffer> txn;
+    final ByteBuffer key = ByteBuffer.allocateDirect(CacheKey.LENGTH);
+
+    Reader(Txn<ByteBuffer> txn) {
+      this.txn = txn;
+    }
+  }
+
   private final Thread writer;
   private final MapFullHandler mapFull;
   private volatile String downReason;
@@ -156,7 +188,7 @@ public final class LmdbStore implements AutoCloseable {
     if (!healthy()) {
       return Lookup.MISS;
     }
-    Op p = pending.get(key.hex());
+    Op p = pending.isEmpty() ? null : pending.get(key);
     if (p instanceof Put put) {
       return put.versionHash == versionHash && put.payload.length == expectedLength
           ? new Lookup(StoredValue.Check.OK, put.payload)
@@ -165,8 +197,10 @@ public final class LmdbStore implements AutoCloseable {
     if (p instanceof Delete) {
       return Lookup.MISS;
     }
-    try (Txn<ByteBuffer> txn = env.txnRead()) {
-      ByteBuffer v = data.get(txn, key.direct());
+    Reader r = null;
+    try {
+      r = reader();
+      ByteBuffer v = data.get(r.txn, key.into(r.key));
       if (v == null) {
         return Lookup.MISS;
       }
@@ -174,8 +208,11 @@ public final class LmdbStore implements AutoCloseable {
       StoredValue.Check c = StoredValue.read(v, key, versionHash, expectedLength, out);
       return new Lookup(c, out[0]);
     } catch (RuntimeException e) {
+      r = discard(r);
       down("read failed: " + e);
       return Lookup.MISS;
+    } finally {
+      release(r);
     }
   }
 
@@ -184,11 +221,13 @@ public final class LmdbStore implements AutoCloseable {
    * map), so that the read that follows an open finds them on their way.
    */
   void willNeed(CacheKey key) {
-    if (!healthy() || pending.containsKey(key.hex())) {
+    if (!healthy() || queued(key)) {
       return;
     }
-    try (Txn<ByteBuffer> txn = env.txnRead()) {
-      ByteBuffer v = data.get(txn, key.direct());
+    Reader r = null;
+    try {
+      r = reader();
+      ByteBuffer v = data.get(r.txn, key.into(r.key));
       if (v == null) {
         return;
       }
@@ -196,7 +235,9 @@ public final class LmdbStore implements AutoCloseable {
       long start = addr & -Native.PAGE;
       Native.LIBC.madvise(start, addr + v.remaining() - start, Native.MADV_WILLNEED);
     } catch (RuntimeException e) {
-      // advice only: the read that follows reports what is wrong
+      r = discard(r); // advice only: the read that follows reports what is wrong
+    } finally {
+      release(r);
     }
   }
 
@@ -208,18 +249,76 @@ public final class LmdbStore implements AutoCloseable {
    */
   StoredValue.Check copyOut(
       CacheKey key, long versionHash, int expectedLength, long offset, int n, NativeSink sink) {
-    if (!healthy() || pending.containsKey(key.hex())) {
+    if (!healthy() || queued(key)) {
       return null;
     }
-    try (Txn<ByteBuffer> txn = env.txnRead()) {
-      ByteBuffer v = data.get(txn, key.direct());
+    Reader r = null;
+    try {
+      r = reader();
+      ByteBuffer v = data.get(r.txn, key.into(r.key));
       return v == null
           ? null
           : StoredValue.checkAndCopy(v, key, versionHash, expectedLength, offset, n, sink);
     } catch (RuntimeException e) {
+      r = discard(r);
       log.debug("copy out of the map failed, reading through the heap: {}", e.toString());
       return null;
+    } finally {
+      release(r);
     }
+  }
+
+  /** True if a put or delete of the key waits for the writer. */
+  private boolean queued(CacheKey key) {
+    return !pending.isEmpty() && pending.containsKey(key);
+  }
+
+  /** A pooled read transaction, renewed (a fresh snapshot), or a new one. */
+  private Reader reader() {
+    Reader r = readers.poll();
+    if (r == null) {
+      return new Reader(env.txnRead());
+    }
+    pooled.decrementAndGet();
+    try {
+      r.txn.renew();
+    } catch (RuntimeException e) {
+      discard(r);
+      throw e;
+    }
+    return r;
+  }
+
+  /** Resets a reader and pools it (closes it when the pool is full or the store is closing). */
+  private void release(Reader r) {
+    if (r == null) {
+      return;
+    }
+    if (closing || pooled.incrementAndGet() > POOLED_READERS) {
+      pooled.decrementAndGet();
+      discard(r);
+      return;
+    }
+    try {
+      r.txn.reset();
+    } catch (RuntimeException e) {
+      pooled.decrementAndGet();
+      discard(r);
+      return;
+    }
+    readers.offer(r);
+  }
+
+  /** Closes a reader whose transaction failed or is not pooled; null, for the caller to keep. */
+  private static Reader discard(Reader r) {
+    if (r != null) {
+      try {
+        r.txn.close();
+      } catch (RuntimeException ignored) {
+        // closing a failed transaction: nothing more to do
+      }
+    }
+    return null;
   }
 
   /**
@@ -252,7 +351,7 @@ public final class LmdbStore implements AutoCloseable {
     }
     Put op = new Put(key, versionHash, payload, block, path);
     queuedBytes.addAndGet(payload.length);
-    pending.put(key.hex(), op);
+    pending.put(key, op);
     queue.add(op);
     return true;
   }
@@ -263,7 +362,7 @@ public final class LmdbStore implements AutoCloseable {
       return;
     }
     Delete op = new Delete(key);
-    pending.put(key.hex(), op);
+    pending.put(key, op);
     queue.add(op);
   }
 
@@ -385,10 +484,10 @@ public final class LmdbStore implements AutoCloseable {
           if (o instanceof Barrier b) {
             b.done.countDown();
           } else if (o instanceof Put p) {
-            pending.remove(p.key.hex(), o);
+            pending.remove(p.key, o);
             queuedBytes.addAndGet(-p.payload.length);
           } else if (o instanceof Delete d) {
-            pending.remove(d.key.hex(), o);
+            pending.remove(d.key, o);
           }
         }
         batch.clear();
@@ -404,23 +503,26 @@ public final class LmdbStore implements AutoCloseable {
       try (Txn<ByteBuffer> txn = env.txnWrite()) {
         for (Op o : batch) {
           if (o instanceof Put p) {
-            if (pending.get(p.key.hex()) != p) {
+            if (pending.get(p.key) != p) {
               continue; // superseded by a later put or delete of the same key
             }
-            ByteBuffer k = p.key.direct();
+            ByteBuffer k = p.key.into(writerKey);
             ByteBuffer v = data.reserve(txn, k, StoredValue.HEADER + p.payload.length);
             StoredValue.write(v, p.key, p.versionHash, p.payload);
             byte[] path = p.path.getBytes(StandardCharsets.UTF_8);
-            ByteBuffer m = ByteBuffer.allocateDirect(20 + path.length);
+            if (writerMeta.capacity() < 20 + path.length) {
+              writerMeta = ByteBuffer.allocateDirect(20 + path.length);
+            }
+            ByteBuffer m = writerMeta.clear();
             m.putLong(p.versionHash)
                 .putLong(StoredValue.charge(p.payload.length))
                 .putInt(p.block)
                 .put(path)
                 .flip();
-            meta.put(txn, p.key.direct(), m);
+            meta.put(txn, p.key.into(writerKey), m);
           } else if (o instanceof Delete d) {
-            data.delete(txn, d.key.direct());
-            meta.delete(txn, d.key.direct());
+            data.delete(txn, d.key.into(writerKey));
+            meta.delete(txn, d.key.into(writerKey));
           }
         }
         txn.commit();
@@ -446,13 +548,13 @@ public final class LmdbStore implements AutoCloseable {
     try (Txn<ByteBuffer> txn = env.txnWrite()) {
       for (Op o : deletes) {
         Delete d = (Delete) o;
-        data.delete(txn, d.key.direct());
-        meta.delete(txn, d.key.direct());
+        data.delete(txn, d.key.into(writerKey));
+        meta.delete(txn, d.key.into(writerKey));
       }
       txn.commit();
     } finally {
       for (Op o : deletes) {
-        pending.remove(((Delete) o).key.hex(), o);
+        pending.remove(((Delete) o).key, o);
       }
     }
   }
@@ -483,6 +585,9 @@ public final class LmdbStore implements AutoCloseable {
           CLOSE_WAIT_MILLIS / 1000,
           dir);
       return;
+    }
+    for (Reader r = readers.poll(); r != null; r = readers.poll()) {
+      discard(r);
     }
     env.close();
   }

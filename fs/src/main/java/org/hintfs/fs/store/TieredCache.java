@@ -75,6 +75,7 @@ public final class TieredCache implements AutoCloseable {
   private final Units units;
   private final CacheIndex index;
   private final PeerTier peers; // null: not in a cluster
+  private final RecentKeys keys;
 
   /**
    * A cache over {@code source}.
@@ -96,6 +97,7 @@ public final class TieredCache implements AutoCloseable {
     this.storeProblem = storeProblem;
     this.config = config;
     this.units = new Units(catalog, config.wholeObjectLimit(), config.blockSize());
+    this.keys = new RecentKeys(catalog);
     this.index =
         new CacheIndex(
             catalog, units, policy, store, store == null ? 0 : config.capacityBytes(), stats);
@@ -204,7 +206,7 @@ public final class TieredCache implements AutoCloseable {
     boolean hit = index.accessed(id, inRam);
     (hit ? stats.openHits : stats.openMisses).increment();
     if (hit && !inRam && disk != null && !isBlocked(id)) {
-      disk.willNeed(new Unit(catalog, id, 0, units.length(id, 0), false));
+      disk.willNeed(keys.whole(id, units.length(id, 0)));
     }
     return hit;
   }
@@ -235,7 +237,7 @@ public final class TieredCache implements AutoCloseable {
     if (!servedFromMap(id, len)) {
       return false;
     }
-    if (!disk.copyOut(new Unit(catalog, id, 0, len, false), offset, n, sink)) {
+    if (!disk.copyOut(keys.whole(id, len), offset, n, sink)) {
       return false;
     }
     if (countHit) {
@@ -283,7 +285,10 @@ public final class TieredCache implements AutoCloseable {
     if (b != null) {
       return servedFromCache(stats.ramHits, id, b, recordAccess);
     }
-    Unit u = new Unit(catalog, id, block, units.length(id, block), forPeer);
+    Unit u =
+        block == 0 && !forPeer
+            ? keys.whole(id, units.length(id, 0))
+            : new Unit(catalog, id, block, units.length(id, block), forPeer);
     if (disk != null) {
       b = disk.get(u);
       if (b != null) {
@@ -415,7 +420,7 @@ public final class TieredCache implements AutoCloseable {
     if (onDisk && servedFromMap(id, len)) {
       // Its reads will copy it out of the map: have the kernel read its pages now, no heap copy.
       stats.diskReadAhead.increment();
-      disk.willNeed(new Unit(catalog, id, 0, len, false));
+      disk.willNeed(keys.whole(id, len));
       return;
     }
     (onDisk ? stats.promotions : stats.prefetches).increment();
@@ -446,7 +451,7 @@ public final class TieredCache implements AutoCloseable {
     if (store == null || isBlocked(id)) {
       return null;
     }
-    Unit u = new Unit(catalog, id, 0, units.length(id, 0), false);
+    Unit u = keys.whole(id, units.length(id, 0));
     LmdbStore.Lookup l = store.get(u.key(), u.versionHash(), u.length());
     return l.hit() ? l.payload() : null;
   }

@@ -27,6 +27,21 @@ public final class Unit {
     this.forPeer = forPeer;
   }
 
+  /** A unit whose key and version hash are already known ({@link RecentKeys}). */
+  Unit(
+      Catalog catalog,
+      int id,
+      int block,
+      int length,
+      boolean forPeer,
+      CacheKey key,
+      long versionHash) {
+    this(catalog, id, block, length, forPeer);
+    this.key = key;
+    this.versionHash = versionHash;
+    this.versionHashed = true;
+  }
+
   /** The catalog id of the file. */
   public int id() {
     return id;

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Issue 39 benchmark: hintfs at ImageNet's shape. A local tree of 1,000 class directories of 1,281
+# files of 256 B each (names like n00000007/n00000007_12.JPEG; 1,281,000 files), made once under
+# /tmp/imagenet-shape (shared with other benchmarks: made under a lock, complete when its .complete
+# marker is there). Side by side in one run, each build of hintfs (local backing, default options),
+# bindfs (C, libfuse2, read-only passthrough) and ext4 (the tree itself):
+#   mount s          the mount command's wall time (hintfs lists the tree then)
+#   scan s           torchvision ImageFolder's scan of the whole tree
+#   images/s         a DataLoader pass (4 workers, batch 256, RandomSampler seed 0, SAMPLES samples,
+#                    raw bytes): the second of two identical passes, so the first filled the cache
+#   CPU ms/1k opens  the file system process's utime + stime over that pass per 1,000 samples
+#   RSS MB           the daemon's VmRSS after mount / scan / the two passes
+#   GC max ms        the longest GC pause over the measured pass (-Xlog:gc into WORK/gc-LABEL.log)
+# Builds: "this" is the checkout (mount-scripts/hintfs, fs/target/hintfs.jar); BEFORE=DIR adds a
+# "before" row from another checkout's launcher and jar (e.g. a worktree of the base commit,
+# packaged), so its JVM options are its own. SAMPLES (default 200000) makes a quick run smaller.
+# Run under the bench lock: flock /tmp/hintfs-bench.lock tests/bench/scale-bench.sh [WORKDIR]
+# Root (bindfs, drop_caches not needed: every pass but the first is a cached one). ~10 min.
+set -euo pipefail
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+work=${1:-/tmp/hintfs-scale-bench}
+tree=/tmp/imagenet-shape
+samples=${SAMPLES:-200000}
+py=(/usr/bin/python3 "$root/tests/bench/scale_pass.py")
+
+flock /tmp/imagenet-shape.lock bash -c '
+  [[ -f $0/.complete ]] && exit 0
+  rm -rf "$0" && /usr/bin/python3 - "$0" <<PY && touch "$0/.complete"
+import os, sys
+payload = bytes(range(256))
+for c in range(1000):
+    d = os.path.join(sys.argv[1], "n%08d" % c)
+    os.makedirs(d, exist_ok=True)
+    for i in range(1281):
+        with open(os.path.join(d, "n%08d_%d.JPEG" % (c, i)), "wb") as f:
+            f.write(payload)
+PY' "$tree"
+
+# The tree's inodes and dentries in the kernel's caches before any row: the first row's listing
+# would otherwise read them from disk, and only its mount would pay for that.
+find "$tree" -type f | wc -l >/dev/null
+mkdir -p "$work/mnt"
+unmount_if_mounted "$work/mnt"
+trap 'unmount_if_mounted "$work/mnt"' EXIT
+
+rss() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
+field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+# gc_max LOG FROM_LINE: the longest pause (ms) logged after line FROM_LINE, and how many.
+gc_max() {
+  # ZGC logs no "Pause" at -Xlog:gc (its pauses are under gc+phases): "- (0)" then, not a failure.
+  tail -n +"$(($2 + 1))" "$1" | { grep 'Pause' || true; } | grep -o '[0-9.]*ms$' | tr -d ms | sort -g |
+    awk '{ m = $1; n++ } END { printf "%.1f (%d)", m, n }'
+}
+
+# passes FS_PID: the two passes over $work/mnt (or the tree), the second's JSON on stdout.
+passes() {
+  "${py[@]}" pass "$1" "$samples" "${2:-}" >/dev/null
+  "${py[@]}" pass "$1" "$samples" "${2:-}"
+}
+
+rows=()
+# hintfs_row LABEL LAUNCHER JAR
+hintfs_row() {
+  local label=$1 launcher=$2 jar=$3 gclog=$work/gc-$1.log
+  echo "scale-bench: $label" >&2
+  rm -rf "$work/cache-$label" "$gclog"
+  local t0=$EPOCHREALTIME
+  HINTFS_JAR=$jar HINTFS_JAVA_OPTS="-Xlog:gc:file=$gclog ${EXTRA_JAVA_OPTS:-}" "$launcher" mount \
+    "$tree" "$work/mnt" --cache-dir "$work/cache-$label" --log-file "$work/daemon-$label.log" >/dev/null
+  local mount_s pid r1 r2 r3 scan pass lines
+  mount_s=$(echo "$EPOCHREALTIME - $t0" | bc)
+  pid=$(field pid <"$work/mnt/.hintfs/stats")
+  r1=$(rss "$pid")
+  scan=$("${py[@]}" scan "$work/mnt" | field scan_s)
+  r2=$(rss "$pid")
+  "${py[@]}" pass "$work/mnt" "$samples" >/dev/null
+  lines=$(wc -l <"$gclog")
+  pass=$("${py[@]}" pass "$work/mnt" "$samples" "$pid")
+  r3=$(rss "$pid")
+  local gc
+  gc=$(gc_max "$gclog" "$lines")
+  # HISTO=1: the live heap by class (a full GC, after the figures above) into WORK/histo-LABEL.txt
+  if [[ -n ${HISTO:-} ]]; then jcmd "$pid" GC.class_histogram | head -25 >"$work/histo-$label.txt"; fi
+  HINTFS_JAR=$jar "$launcher" unmount "$work/mnt"
+  rows+=("$label|$mount_s|$scan|$pass|$r1 / $r2 / $r3|$gc")
+  echo "$label: CPU s by thread over the pass: $(echo "$pass" | field threads)" >&2
+}
+
+# VARIANTS: rows of this checkout with JVM options of their own, ";"-separated LABEL=OPTIONS
+# (e.g. "this;g1=-XX:-UseSerialGC -XX:+UseG1GC": the launcher's collector replaced).
+IFS=';' read -r -a variants <<<"${VARIANTS:-this}"
+for v in "${variants[@]}"; do
+  opts=''
+  [[ $v == *=* ]] && opts=${v#*=}
+  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $opts" hintfs_row "${v%%=*}" "$hintfs" "$root/fs/target/hintfs.jar"
+done
+if [[ -n ${BEFORE:-} ]]; then
+  hintfs_row before "$BEFORE/mount-scripts/hintfs" "$BEFORE/fs/target/hintfs.jar"
+fi
+
+bindfs -f -r "$tree" "$work/mnt" &
+bpid=$!
+for _ in $(seq 100); do [[ -d $work/mnt/n00000000 ]] && break; sleep 0.1; done
+scan=$("${py[@]}" scan "$work/mnt" | field scan_s)
+pass=$(passes "$work/mnt" "$bpid")
+rows+=("bindfs|-|$scan|$pass|$(rss "$bpid")|-")
+echo "bindfs: CPU s by thread over the pass: $(echo "$pass" | field threads)" >&2
+umount "$work/mnt"
+wait "$bpid" || true
+
+scan=$("${py[@]}" scan "$tree" | field scan_s)
+rows+=("ext4|-|$scan|$(passes "$tree")|-|-")
+
+/usr/bin/python3 - "$samples" "${rows[@]}" <<'PY'
+import json, sys
+samples = int(sys.argv[1])
+rows = [r.split("|") for r in sys.argv[2:]]
+ref = {r[0]: json.loads(r[3]) for r in rows}
+b, e = ref["bindfs"], ref["ext4"]
+print("%d samples per pass, %d files" % (samples, 1281000))
+print("| fs | mount s | ImageFolder scan s | cached pass images/s | x bindfs | x ext4 "
+      "| CPU ms / 1,000 opens | x bindfs | RSS MB after mount / scan / passes | GC max ms (pauses) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for label, mount, scan, p, rss, gc in rows:
+    p = json.loads(p)
+    cpu = p["cpu_s"] * 1000 * 1000 / samples if label != "ext4" else float("nan")
+    bcpu = b["cpu_s"] * 1000 * 1000 / samples
+    print("| %s | %s | %.1f | %.0f | %.2f | %.2f | %s | %s | %s | %s |" % (
+        label, mount if mount == "-" else "%.1f" % float(mount), float(scan), p["images_per_s"],
+        p["images_per_s"] / b["images_per_s"], p["images_per_s"] / e["images_per_s"],
+        "-" if label == "ext4" else "%.1f" % cpu, "-" if label == "ext4" else "%.2f" % (cpu / bcpu),
+        rss, gc))
+PY
