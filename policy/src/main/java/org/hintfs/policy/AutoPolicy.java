@@ -70,6 +70,11 @@ public final class AutoPolicy implements CachePolicy {
   }
 
   @Override
+  public void applyReorder(Reorder r) {
+    clairvoyant.applyReorder(r);
+  }
+
+  @Override
   public void endReorder(Reorder r) {
     clairvoyant.endReorder(r);
   }

@@ -40,29 +40,39 @@ public interface CachePolicy {
   default void orderChanged(int[] cached) {}
 
   /**
-   * The same re-keying in three steps, so that its slow part runs outside the caller's lock: this
-   * first step (under the lock) returns the work, or null if this policy keys nothing by the order.
-   * From now until {@link #endReorder}, the policy notes every sample it re-keys by itself (an
-   * access, a prefetch): those keep their own, newer keys.
+   * The same re-keying in steps, so that no step holds the caller's lock for more than a slice:
+   * this first step (under the lock) returns the work, or null if this policy keys nothing by the
+   * order. From now until {@link #endReorder}, the policy notes every sample it re-keys by itself
+   * (an access, a prefetch): those keep their own, newer keys.
    */
   default Reorder beginReorder(int[] cached) {
     return null;
   }
 
   /**
-   * A re-keying under way: {@link #compute} runs without the caller's lock, on any thread, while
-   * the policy goes on taking the caller's other calls (it reads only the thread-safe next-use
-   * oracle and writes only its own arrays).
+   * A re-keying under way, in slices of the cached list: {@link #compute} runs without the caller's
+   * lock, on any thread, while the policy goes on taking the caller's other calls (it reads only
+   * the thread-safe next-use oracle and writes only the reorder's own arrays); then {@link
+   * #applyReorder}, under the lock, applies that slice. The same thread runs both.
    */
   interface Reorder {
-    /** Computes the new keys. */
-    void compute();
+    /**
+     * Computes the new keys of the next slice of at most {@code max} samples; false if none was
+     * left (the reorder is done).
+     */
+    boolean compute(int max);
   }
 
   /**
-   * The last step, under the caller's lock: if {@link Reorder#compute} finished, its keys take
-   * effect for the samples still cached and not re-keyed since {@link #beginReorder}. Always called
-   * once for every begun reorder (the policy stops noting for it).
+   * Under the caller's lock: the keys of the slice last computed take effect for its samples still
+   * cached and not re-keyed since {@link #beginReorder}. Until every slice is applied, the cached
+   * samples are ordered by a mix of old and new keys.
+   */
+  default void applyReorder(Reorder r) {}
+
+  /**
+   * The last step, under the caller's lock: the policy stops noting for this reorder. Always called
+   * once for every begun reorder, whether or not all its slices were applied.
    */
   default void endReorder(Reorder r) {}
 

@@ -59,24 +59,32 @@ public final class ClairvoyantPolicy extends HeapPolicy {
   /** Reorders begun and not yet ended (usually none or one). */
   private final List<Rekeying> reorders = new ArrayList<>();
 
-  /** One re-keying of the cached samples, computed outside the caller's lock. */
+  /** One re-keying of the cached samples, computed outside the caller's lock a slice at a time. */
   private final class Rekeying implements Reorder {
     final int[] cached;
-    final long[] keys;
     final BitSet rekeyedSince = new BitSet();
-    volatile boolean computed;
+    long[] keys = new long[0];
+    int from; // the slice computed last: cached[from, to)
+    int to;
 
     Rekeying(int[] cached) {
       this.cached = cached;
-      this.keys = new long[cached.length];
     }
 
     @Override
-    public void compute() {
-      for (int i = 0; i < cached.length; i++) {
-        keys[i] = nextUse.after(cached[i]);
+    public boolean compute(int max) {
+      if (to >= cached.length) {
+        return false;
       }
-      computed = true;
+      from = to;
+      to = (int) Math.min(cached.length, (long) from + max);
+      if (keys.length < to - from) {
+        keys = new long[to - from];
+      }
+      for (int i = from; i < to; i++) {
+        keys[i - from] = nextUse.after(cached[i]);
+      }
+      return true;
     }
   }
 
@@ -88,19 +96,21 @@ public final class ClairvoyantPolicy extends HeapPolicy {
   }
 
   @Override
-  public void endReorder(Reorder reorder) {
+  public void applyReorder(Reorder reorder) {
     Rekeying r = (Rekeying) reorder;
-    reorders.remove(r);
-    if (!r.computed) {
-      return;
-    }
-    for (int i = 0; i < r.cached.length; i++) {
+    for (int i = r.from; i < r.to; i++) {
       int s = r.cached[i];
       if (!r.rekeyedSince.get(s) && heap.contains(s)) {
-        next[s] = r.keys[i];
+        next[s] = r.keys[i - r.from];
         heap.update(s);
       }
     }
+    r.from = r.to; // applied: a second call applies nothing
+  }
+
+  @Override
+  public void endReorder(Reorder reorder) {
+    reorders.remove((Rekeying) reorder);
   }
 
   @Override

@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /**
- * Re-keying in three steps: begun under the caller's lock, computed outside it, applied under it.
+ * Re-keying in steps: begun under the caller's lock, computed outside it and applied under it a
+ * slice at a time.
  */
 class ClairvoyantReorderTest {
   /** A next-use oracle the test moves by hand: sample s is next used at {@code at[s]}. */
@@ -48,10 +49,11 @@ class ClairvoyantReorderTest {
     o.at[0] = 100;
     o.at[2] = 5;
     CachePolicy.Reorder r = p.beginReorder(new int[] {0, 1, 2});
-    r.compute();
+    r.compute(Integer.MAX_VALUE);
     // Before the keys are applied, 0 is read and its read re-keys it (next used at 7).
     o.at[0] = 7;
     p.recordAccess(0, true);
+    p.applyReorder(r);
     p.endReorder(r);
     // 0 keeps the key its read gave it (7), not the computed one (100): 1 (20) is the farthest.
     assertThat(p.victim()).isEqualTo(1);
@@ -69,8 +71,9 @@ class ClairvoyantReorderTest {
     p.endReorder(unfinished); // compute threw, say
     assertThat(p.victim()).isEqualTo(1); // keys as they were
     CachePolicy.Reorder r = p.beginReorder(new int[] {0, 1});
-    r.compute();
+    r.compute(Integer.MAX_VALUE);
     p.removed(1); // evicted between compute and apply
+    p.applyReorder(r);
     p.endReorder(r);
     assertThat(p.contains(1)).isFalse();
     assertThat(p.victim()).isEqualTo(0);
@@ -95,7 +98,9 @@ class ClairvoyantReorderTest {
     one.orderChanged(new int[] {0, 1, 2, 3, 4});
     CachePolicy.Reorder r = auto.beginReorder(new int[] {0, 1, 2, 3, 4});
     assertThat(r).isNotNull();
-    r.compute();
+    while (r.compute(2)) {
+      auto.applyReorder(r);
+    }
     auto.endReorder(r);
     assertThat(one.victim()).isEqualTo(0);
     assertThat(auto.victim()).isEqualTo(one.victim());

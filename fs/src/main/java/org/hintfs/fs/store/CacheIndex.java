@@ -6,6 +6,7 @@ import java.util.Map;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.policy.AutoPolicy;
 import org.hintfs.policy.CachePolicy;
+import org.hintfs.policy.Rekeyer;
 import org.hintfs.policy.Residency;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +45,7 @@ public final class CacheIndex {
   private final CacheStats stats;
   private final Map<Integer, BitSet> blocksOf = new HashMap<>();
   private final Residency residency;
+  private final Rekeyer rekeyer;
   private volatile Listener listener = NO_LISTENER;
   private volatile long capacityNow; // residency's capacity, readable without the lock
 
@@ -77,6 +79,7 @@ public final class CacheIndex {
                 stats.evictions.increment();
               }
             });
+    this.rekeyer = new Rekeyer(this, residency);
   }
 
   /** Rebuilds the accounting from the store's index; drops what the source no longer matches. */
@@ -292,27 +295,12 @@ public final class CacheIndex {
   }
 
   /**
-   * The known future order changed: the policy re-keys what is cached. The new keys (a next-use
-   * lookup over every stream for each cached file) are computed outside the lock; only taking the
-   * list and applying the keys hold it, and a file read meanwhile keeps the key its read gave it.
+   * The known future order changed: the policy re-keys what is cached ({@link Rekeyer}: requests
+   * that come while one runs are merged into one more run; the keys are computed outside the lock
+   * and applied under it a slice at a time). Returns at once if another thread is re-keying.
    */
   public void orderChanged() {
-    CachePolicy policy;
-    CachePolicy.Reorder r;
-    synchronized (this) {
-      policy = residency.policy();
-      r = policy.beginReorder(residency.residents());
-    }
-    if (r == null) {
-      return;
-    }
-    try {
-      r.compute();
-    } finally {
-      synchronized (this) {
-        policy.endReorder(r); // a policy switched meanwhile is dropped: nothing to apply
-      }
-    }
+    rekeyer.request();
   }
 
   /** A prefetch of {@code id} is starting; true if it is on disk already. */
