@@ -65,6 +65,9 @@ public final class HintFs {
 
   private final SampleOpener opener;
 
+  /** Fetches the blocks of large files ahead of their sequential readers. */
+  private final ReadAhead readAhead;
+
   /**
    * A filesystem over a listed source, reading through {@code cache}, steered by {@code hints},
    * with {@code workers} fetching in the background and recording their failures in {@code
@@ -96,6 +99,7 @@ public final class HintFs {
     this.opener =
         new SampleOpener(
             catalog, cache, hints, prefetcher, backgroundErrors, config.detectOrder(), () -> trace);
+    this.readAhead = new ReadAhead(cache);
   }
 
   /** What {@code .hintfs/stats} shows: the JSON {@code json} renders at each open. */
@@ -261,6 +265,9 @@ public final class HintFs {
               : new VirtualHandle(path, content);
     } else {
       f = opener.open(id, pid);
+      if (cache.isBlocked(id)) {
+        readAhead.opened(id);
+      }
     }
     long fh = nextHandle.getAndIncrement();
     handles.put(fh, f);
@@ -358,7 +365,7 @@ public final class HintFs {
         int b = (int) (pos / bs);
         byte[] block = f.block(b);
         if (block == null) {
-          block = cache.read(f.id, b);
+          block = readAhead.block(f, b);
           f.setBlock(b, block);
         }
         int in = (int) (pos - (long) b * bs);
@@ -421,8 +428,11 @@ public final class HintFs {
 
   /** Closes a handle; a control handle's unfinished last line is applied now, for its writer. */
   public void release(long fh, long pid) {
-    if (handles.remove(fh) instanceof ControlHandle c) {
+    Handle h = handles.remove(fh);
+    if (h instanceof ControlHandle c) {
       c.release(pid);
+    } else if (h instanceof SampleHandle s && !s.warmUp && cache.isBlocked(s.id)) {
+      readAhead.closed(s);
     }
   }
 
@@ -473,6 +483,7 @@ public final class HintFs {
     workers.close();
     hints.streams().close();
     opener.close();
+    readAhead.close();
     setTrace(null);
   }
 

@@ -417,6 +417,34 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
+   * One block of a large file read ahead of its reader ({@code ReadAhead}): from the near tiers,
+   * else fetched as a prefetch (after readers' misses, never in the reads kept for them) and
+   * offered to the tiers as any fetch. Not an access: the reader's read records it ({@link
+   * #servedBlock}).
+   */
+  public byte[] readAhead(int id, int block) throws IOException {
+    return read(id, block, false, false, false, FetchGate.Priority.PREFETCH);
+  }
+
+  /**
+   * A reader now waits for a block read ahead: if its fetch still waits for its turn, it goes as a
+   * reader's miss (the fetch is not started again).
+   */
+  public void demand(int id, int block) {
+    fetcher.promote(Unit.ramKey(id, block));
+  }
+
+  /** A reader's read of a block it was handed by the read-ahead: the access, hit or miss. */
+  public void servedBlock(int id, boolean hit) {
+    index.served(id, hit);
+  }
+
+  /** Blocks in file {@code id} ({@code 1} for a whole file). */
+  public int blockCount(int id) {
+    return units.blockCount(id);
+  }
+
+  /**
    * True if an open would find the file as near as it can be: in the RAM tier, or on disk when
    * there is no RAM tier. The prefetcher brings the rest closer.
    */
