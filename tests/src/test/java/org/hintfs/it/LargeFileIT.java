@@ -68,6 +68,14 @@ class LargeFileIT {
             120);
     assertThat(made.rc()).as(made.out()).isZero();
     s3.upload("train", "large/", tmp.resolve("large"));
+    // 12 files of 300 KB, for the reopens the page cache answers.
+    Path small = Files.createDirectories(tmp.resolve("small/c0"));
+    for (int i = 0; i < 12; i++) {
+      byte[] b = new byte[300_000];
+      rnd.nextBytes(b);
+      Files.write(small.resolve("f" + i + ".bin"), b);
+    }
+    s3.upload("train", "small/", tmp.resolve("small"));
   }
 
   @AfterAll
@@ -127,6 +135,15 @@ class LargeFileIT {
           "sequential 256 MiB: %d GETs, at most %d in flight at the proxy%n",
           gets, proxy.maxInFlight());
       assertThat(gets).as("one GET per block, none twice").isEqualTo(256 / 4);
+      var st = stats();
+      System.out.printf(
+          "read ahead: %d blocks, %d read, %d dropped%n",
+          st.path("read_ahead_blocks").asLong(),
+          st.path("read_ahead_used").asLong(),
+          st.path("read_ahead_dropped").asLong());
+      // Every block after the first was read ahead, and read.
+      assertThat(st.path("read_ahead_blocks").asLong()).isEqualTo(256 / 4 - 1);
+      assertThat(st.path("read_ahead_used").asLong()).isEqualTo(256 / 4 - 1);
       // Read ahead: ranged GETs of the blocks after the reader's run at once (one at a time
       // without read-ahead: the reader's own, plus the kernel's READ across a block's end).
       assertThat(proxy.maxInFlight()).isGreaterThanOrEqualTo(4);
@@ -225,6 +242,54 @@ class LargeFileIT {
             .isEqualTo(blocks);
       }
     }
+  }
+
+  @Test
+  void aReopenThePageCacheAnswers_isAnAccess_withoutAGet() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 1)) {
+      mnt = Files.createDirectories(tmp.resolve("mnt-reopen"));
+      // A cache of 1 MB and a policy that admits nothing it must evict for: the last files are
+      // served, never kept.
+      Hintfs.mountS3(
+          S3ProxyServer.credentialsEnv(),
+          "s3://train/small",
+          mnt,
+          "--endpoint",
+          proxy.endpoint(),
+          "--cache-dir",
+          tmp.resolve("mnt-reopen-cache").toString(),
+          "--cache-size",
+          "1M",
+          "--policy",
+          "static",
+          "--ram-cache",
+          "0");
+      Path src = tmp.resolve("small/c0");
+      for (int i = 0; i < 12; i++) {
+        assertThat(Files.readAllBytes(mnt.resolve("c0/f" + i + ".bin")))
+            .isEqualTo(Files.readAllBytes(src.resolve("f" + i + ".bin")));
+      }
+      long missesBefore = stats().path("open_misses").asLong();
+      // The last file was not kept; the kernel's page cache holds it (keep_cache): each reopen
+      // is read from there, and is still an access the policy hears of, as a miss.
+      for (int k = 0; k < 5; k++) {
+        assertThat(Files.readAllBytes(mnt.resolve("c0/f11.bin")))
+            .isEqualTo(Files.readAllBytes(src.resolve("f11.bin")));
+      }
+      // A fetch an open started runs behind it, off the FUSE thread: give it time to show.
+      Thread.sleep(1_000);
+      long gets = getsOf(proxy, "/small/c0/f11.bin");
+      System.out.printf("5 reopens from the page cache: %d GETs in all%n", gets);
+      assertThat(stats().path("open_misses").asLong() - missesBefore).isEqualTo(5);
+      // One GET, its first read's (two if something dropped the page cache meanwhile); one per
+      // reopen before (the open fetched what it would not keep).
+      assertThat(gets).isBetween(1L, 2L);
+    }
+  }
+
+  com.fasterxml.jackson.databind.JsonNode stats() throws IOException {
+    return new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(Files.readAllBytes(mnt.resolve(".hintfs/stats")));
   }
 
   private static int readFully(FileChannel c, ByteBuffer b) throws IOException {

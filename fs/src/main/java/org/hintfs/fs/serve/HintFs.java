@@ -465,6 +465,21 @@ public final class HintFs {
     return workers.admin();
   }
 
+  /** Blocks of large files fetched ahead of sequential readers (for stats). */
+  public long readAheadBlocks() {
+    return readAhead.fetched.sum();
+  }
+
+  /** Blocks read ahead that their reader then read (for stats). */
+  public long readAheadUsed() {
+    return readAhead.used.sum();
+  }
+
+  /** Blocks read ahead and dropped unread (for stats). */
+  public long readAheadDropped() {
+    return readAhead.dropped.sum();
+  }
+
   /** The prefetcher (for stats). */
   public org.hintfs.fs.prefetch.Prefetcher prefetcher() {
     return prefetcher;

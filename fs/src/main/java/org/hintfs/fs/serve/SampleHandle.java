@@ -3,11 +3,12 @@ package org.hintfs.fs.serve;
 /**
  * A handle on a catalog file: a sample, or (substituted) another sample served in its place.
  *
- * <p>A missed file's fetch starts at its open, off the FUSE thread ({@code pending}); the first
- * read takes its bytes, whether or not the cache admitted them, so a miss costs one source request
- * however the kernel reads. A cached file's bytes are read from the tiers on the first read. A
- * failed fetch is kept: the kernel's re-reads of the page get EIO at once, not after another retry
- * time (a reader waits at most --retry-timeout); a new open fetches anew.
+ * <p>A missed file's fetch starts at its open, off the FUSE thread ({@code pending}), if the cache
+ * would keep it (else at the first read, so a reopen the page cache answers costs no GET); the
+ * first read takes its bytes, whether or not the cache admitted them, so a miss costs one source
+ * request however the kernel reads. A cached file's bytes are read from the tiers on the first
+ * read. A failed fetch is kept: the kernel's re-reads of the page get EIO at once, not after
+ * another retry time (a reader waits at most --retry-timeout); a new open fetches anew.
  */
 final class SampleHandle implements Handle {
   final int id;

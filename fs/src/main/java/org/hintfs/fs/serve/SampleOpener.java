@@ -48,7 +48,7 @@ final class SampleOpener implements AutoCloseable {
    * Opens a catalog file. For a sample of the declared dataset this is where substitution happens:
    * if substitution is on, the sample is not cached and the chooser allows it, the handle serves a
    * cached sample of the same class instead (the caller sets direct_io on it) and the missed sample
-   * is fetched in the background.
+   * is fetched in the background if the cache would keep it.
    */
   SampleHandle open(int id, long pid) {
     if (cache.isBlocked(id)) {
@@ -74,10 +74,11 @@ final class SampleOpener implements AutoCloseable {
     // A fetch already under way (a prefetch that is late) is waited for, never substituted.
     boolean fetching = !hit && cache.isFetching(id);
     // The kernel's page cache may still hold this file and answer every read itself; the cache
-    // must see the miss all the same, or it could never admit what the page cache serves. If the
-    // kernel does ask, its read takes this fetch's bytes: one source request per miss, whether or
-    // not the cache admitted them.
-    MissFetch fetched = hit ? null : fetchInBackground(id);
+    // must see the miss all the same (the access above), or it could never admit what the page
+    // cache serves, and the fetch starts now if the cache would keep it. One the cache would not
+    // keep is left to the first read: a reopen the page cache answers costs no GET. Either way the
+    // kernel's read takes this fetch's bytes: one source request per miss.
+    MissFetch fetched = hit ? null : cache.wouldKeep(id) ? fetchInBackground(id) : unstarted(id);
     if (stream != null) {
       try {
         followed(stream, id, hit);
@@ -166,6 +167,11 @@ final class SampleOpener implements AutoCloseable {
           }
         });
     return f;
+  }
+
+  /** The fetch of a missed file the cache would not keep: run by the handle's first read. */
+  private MissFetch unstarted(int id) {
+    return new MissFetch(cache, id);
   }
 
   /**

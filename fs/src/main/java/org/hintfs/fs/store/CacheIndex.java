@@ -133,6 +133,14 @@ public final class CacheIndex {
     return residency.guestCount();
   }
 
+  /** Whether a fetch of whole file {@code id} of {@code length} bytes would be stored now. */
+  synchronized boolean wouldAdmit(int id, int length) {
+    if (store == null || !store.healthy()) {
+      return false;
+    }
+    return residency.wouldAdmit(id, StoredValue.charge(length));
+  }
+
   /** A read served (recorded at read time when the open did not record it). */
   synchronized void served(int id, boolean hit) {
     residency.policy().recordAccess(id, hit);

@@ -417,6 +417,17 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
+   * Whether whole file {@code id}, fetched now, would be kept: the disk tier's policy would admit
+   * it. Without a disk tier or in a cluster, true (a fetch fills the RAM tier, or the home's copy).
+   */
+  public boolean wouldKeep(int id) {
+    if (disk == null || peers != null) {
+      return true;
+    }
+    return index.wouldAdmit(id, units.length(id, 0));
+  }
+
+  /**
    * One block of a large file read ahead of its reader ({@code ReadAhead}): from the near tiers,
    * else fetched as a prefetch (after readers' misses, never in the reads kept for them) and
    * offered to the tiers as any fetch. Not an access: the reader's read records it ({@link
