@@ -141,9 +141,12 @@ class LargeFileIT {
           st.path("read_ahead_blocks").asLong(),
           st.path("read_ahead_used").asLong(),
           st.path("read_ahead_dropped").asLong());
-      // Every block after the first was read ahead, and read.
-      assertThat(st.path("read_ahead_blocks").asLong()).isEqualTo(256 / 4 - 1);
-      assertThat(st.path("read_ahead_used").asLong()).isEqualTo(256 / 4 - 1);
+      // Blocks were read ahead (all but the first, unless the disk writer fell behind), and every
+      // one of them was read: none dropped, none fetched again.
+      assertThat(st.path("read_ahead_blocks").asLong()).isPositive();
+      assertThat(st.path("read_ahead_used").asLong())
+          .isEqualTo(st.path("read_ahead_blocks").asLong());
+      assertThat(st.path("read_ahead_dropped").asLong()).isZero();
       // Read ahead: ranged GETs of the blocks after the reader's run at once (one at a time
       // without read-ahead: the reader's own, plus the kernel's READ across a block's end).
       assertThat(proxy.maxInFlight()).isGreaterThanOrEqualTo(4);

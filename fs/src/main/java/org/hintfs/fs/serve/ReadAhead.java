@@ -35,8 +35,10 @@ import org.hintfs.fs.store.TieredCache;
  * miss), or runs it itself if no thread has started it; it never starts a second one.
  *
  * <p>Memory: the blocks fetched ahead and not yet read, with those in flight, hold at most {@link
- * #BUDGET} bytes in all; a window that finds the budget spent asks for what fits and the rest on
- * the reader's next block. A file's blocks are dropped when its last handle closes.
+ * #BUDGET} bytes in all; a window that finds the budget spent, or the disk writer's queue over half
+ * full, asks for what fits and the rest on the reader's next block (a block fetched faster than the
+ * disk stores it would be served unstored, and fetched again on the next pass). A file's blocks are
+ * dropped when its last handle closes.
  */
 final class ReadAhead implements AutoCloseable {
   /** 256 MiB in all: the prefetcher's window again, 64 blocks of the default 4 MiB. */
@@ -226,7 +228,7 @@ final class ReadAhead implements AutoCloseable {
         if (f.blocks.containsKey(k)) {
           continue;
         }
-        if (!budget.tryAcquire()) {
+        if (!cache.diskKeepsUp() || !budget.tryAcquire()) {
           break; // the rest on the reader's next block
         }
         Ahead a = new Ahead(h.id, k);

@@ -450,6 +450,15 @@ public final class TieredCache implements AutoCloseable {
     index.served(id, hit);
   }
 
+  /**
+   * True while the disk writer keeps up: its queue is under half its bound. Read-ahead asks for no
+   * more while it is not, or what it fetched would be served without being stored, and fetched
+   * again on the next pass.
+   */
+  public boolean diskKeepsUp() {
+    return store == null || store.queuedBytes() <= store.queueLimit() / 2;
+  }
+
   /** Blocks in file {@code id} ({@code 1} for a whole file). */
   public int blockCount(int id) {
     return units.blockCount(id);
