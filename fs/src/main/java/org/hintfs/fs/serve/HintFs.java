@@ -265,8 +265,8 @@ public final class HintFs {
               : new VirtualHandle(path, content);
     } else {
       f = opener.open(id, pid);
-      if (cache.isBlocked(id)) {
-        readAhead.opened(id);
+      if (readsAhead(f)) {
+        readAhead.opened(((SampleHandle) f).id);
       }
     }
     long fh = nextHandle.getAndIncrement();
@@ -415,6 +415,11 @@ public final class HintFs {
     return b;
   }
 
+  /** True for a reader's own handle on a file in blocks: its reads are read ahead of. */
+  private boolean readsAhead(Handle h) {
+    return h instanceof SampleHandle s && !s.warmUp && !s.substituted && cache.isBlocked(s.id);
+  }
+
   /** Closes a handle (no caller pid known). */
   public void release(long fh) {
     release(fh, 0);
@@ -431,8 +436,8 @@ public final class HintFs {
     Handle h = handles.remove(fh);
     if (h instanceof ControlHandle c) {
       c.release(pid);
-    } else if (h instanceof SampleHandle s && !s.warmUp && cache.isBlocked(s.id)) {
-      readAhead.closed(s);
+    } else if (readsAhead(h)) {
+      readAhead.closed((SampleHandle) h);
     }
   }
 
