@@ -28,6 +28,9 @@ import org.hintfs.fs.store.TieredCache;
  * reader stopped just before where it starts takes that reader's window over (a reader that reopens
  * a shard to read on).
  *
+ * <p>A block already in the RAM tier or on disk is not read ahead: its READ copies it out as
+ * before, and the kernel is asked to start reading its pages of LMDB's map now (MADV_WILLNEED).
+ *
  * <p>The fetches are prefetches ({@link TieredCache#readAhead}: after readers' misses, never in the
  * reads kept for them) and land in the tiers as any fetch (checked, version-pinned); the bytes are
  * also held here until the reader takes them, so a block the cache did not admit is not fetched
@@ -219,22 +222,27 @@ final class ReadAhead implements AutoCloseable {
             }
           }
           h.aheadWindow = 0;
+          h.aheadAsked = b;
         }
         h.aheadLast = b;
-        from = b + 1;
+        from = Math.max(b, h.aheadAsked) + 1;
         to = Math.min(count - 1, b + h.aheadWindow);
       }
+      int asked = from - 1;
       for (int k = from; k <= to; k++) {
-        if (f.blocks.containsKey(k)) {
-          continue;
+        if (!f.blocks.containsKey(k) && !cache.nearAhead(h.id, k)) {
+          if (!cache.diskKeepsUp() || !budget.tryAcquire()) {
+            break; // the rest on the reader's next block
+          }
+          Ahead a = new Ahead(h.id, k);
+          f.blocks.put(k, a);
+          fetched.increment();
+          pool.execute(a::runAhead);
         }
-        if (!cache.diskKeepsUp() || !budget.tryAcquire()) {
-          break; // the rest on the reader's next block
-        }
-        Ahead a = new Ahead(h.id, k);
-        f.blocks.put(k, a);
-        fetched.increment();
-        pool.execute(a::runAhead);
+        asked = k;
+      }
+      synchronized (h) {
+        h.aheadAsked = Math.max(h.aheadAsked, asked);
       }
       return f.blocks.remove(b);
     }

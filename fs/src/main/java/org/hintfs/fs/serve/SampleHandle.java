@@ -88,6 +88,9 @@ final class SampleHandle implements Handle {
   /** Blocks this handle's read-ahead keeps asked for beyond {@link #aheadLast}; guarded. */
   int aheadWindow;
 
+  /** The furthest block this handle's window has asked for (or found cached); guarded. */
+  int aheadAsked = -1;
+
   byte[] bytes() {
     return bytes;
   }

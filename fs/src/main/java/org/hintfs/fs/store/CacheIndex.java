@@ -264,6 +264,15 @@ public final class CacheIndex {
     return had;
   }
 
+  /** True if block {@code block} of file {@code id} is stored. */
+  synchronized boolean isStored(int id, int block) {
+    if (!diskUp()) {
+      return false;
+    }
+    BitSet b = blocksOf.get(id);
+    return b != null && b.get(block);
+  }
+
   /** True if every block of a blocked file is on disk. */
   synchronized boolean allBlocksStored(int id) {
     if (!diskUp()) {

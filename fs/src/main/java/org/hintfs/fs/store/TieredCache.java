@@ -445,6 +445,23 @@ public final class TieredCache implements AutoCloseable {
     fetcher.promote(Unit.ramKey(id, block));
   }
 
+  /**
+   * True if block {@code block} of {@code id} is in the RAM tier or on disk: read-ahead leaves it
+   * to its READ (a 4 MiB copy held on the heap ahead of the reader cost the collector more than the
+   * disk read it saved: read again 700-850 MB/s against 940-1,070 without), and has the kernel
+   * start reading its pages of the map now.
+   */
+  public boolean nearAhead(int id, int block) {
+    if (ram.contains(id, block)) {
+      return true;
+    }
+    if (disk == null || !index.isStored(id, block)) {
+      return false;
+    }
+    disk.willNeed(new Unit(catalog, id, block, units.length(id, block), false));
+    return true;
+  }
+
   /** A reader's read of a block it was handed by the read-ahead: the access, hit or miss. */
   public void servedBlock(int id, boolean hit) {
     index.served(id, hit);
