@@ -36,10 +36,11 @@ gproxy_start() {
   gport=
   for _ in $(seq 100); do gport=$(head -1 "$work/gp.out"); [[ -n $gport ]] && break; sleep 0.1; done
 }
+# gproxy_stop: sets ggets to the object GETs it forwarded (not in a subshell: it waits for the proxy).
 gproxy_stop() {
   kill -TERM "$gpid"
   wait "$gpid" 2>/dev/null || true
-  sed -n 's/^object_gets \([0-9]*\).*/\1/p' "$work/gp.out"
+  ggets=$(sed -n 's/^object_gets \([0-9]*\).*/\1/p' "$work/gp.out")
 }
 
 # mbps BYTES CMD...: MB/s of CMD.
@@ -81,7 +82,7 @@ export RCLONE_CONFIG_S3G_TYPE=s3 RCLONE_CONFIG_S3G_PROVIDER=Other RCLONE_CONFIG_
 rclone cat s3g:bench/ds/n00000000/big.bin >/dev/null # S3Proxy's warm-up
 floor1=$(mbps $((1024 * mib)) sh -c 'rclone cat s3g:bench/ds/n00000000/big.bin >/dev/null')
 floor16=$(mbps $((1024 * mib)) sh -c 'for i in $(seq 0 15); do rclone cat --offset $((i * 67108864)) --count 67108864 s3g:bench/ds/n00000000/big.bin >/dev/null & done; wait')
-gproxy_stop >/dev/null
+gproxy_stop
 echo "proxy alone (rclone cat of 1 GiB): 1 stream $(printf %.0f "$floor1") MB/s, 16 ranged streams $(printf %.0f "$floor16") MB/s" >&2
 
 declare -A r g
@@ -105,7 +106,7 @@ for ep in direct proxy; do
       hg=-
       if [[ $fs == hintfs* ]]; then drop; check $c; hg=$(hintfs_gets); fi
       unmount_fs "${fs%-before}" "$work/mnt"
-      if [[ $ep == proxy ]]; then g[$ep,$fs,$c]=$(gproxy_stop); else g[$ep,$fs,$c]=$hg; fi
+      if [[ $ep == proxy ]]; then gproxy_stop; g[$ep,$fs,$c]=$ggets; else g[$ep,$fs,$c]=$hg; fi
       echo "$ep $fs $c readers: first $(printf %.0f "${r[$ep,$fs,$c,1]}") MB/s," \
         "again $(printf %.0f "${r[$ep,$fs,$c,2]}") MB/s, GETs ${g[$ep,$fs,$c]} (hintfs's count: $hg)" >&2
     done
