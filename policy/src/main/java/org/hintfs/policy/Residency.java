@@ -125,6 +125,20 @@ public final class Residency {
     return true;
   }
 
+  /**
+   * Whether {@link #admit(int, long)} would store a unit of {@code charge} bytes of {@code sample}
+   * now (a homed sample; nothing changes): free room takes it, else the policy decides.
+   */
+  public boolean wouldAdmit(int sample, long charge) {
+    if (charge > capacity) {
+      return false;
+    }
+    if (charged[sample] != 0 || pinned.get(sample) || held.get(sample)) {
+      return true;
+    }
+    return used - guestBytes + charge <= capacity || policy.admit(sample);
+  }
+
   /** Records a unit found stored at startup (no admission, no events). */
   public void restore(int sample, long charge) {
     if (charged[sample] == 0) {

@@ -251,6 +251,21 @@ final class MountCounters {
             "opens that were not where the predicted order expected them",
             pf.offOrder::sum),
         counter(null, "prefetched", "files fetched ahead of the reader", pf.prefetched::sum),
+        counter(
+            "read_ahead_blocks",
+            "read_ahead_blocks",
+            "blocks of large files fetched ahead of a sequential reader",
+            fs::readAheadBlocks),
+        counter(
+            "read_ahead_used",
+            "read_ahead_used",
+            "blocks read ahead that their reader then read",
+            fs::readAheadUsed),
+        counter(
+            "read_ahead_dropped",
+            "read_ahead_dropped",
+            "blocks read ahead and dropped unread (a seek, a close)",
+            fs::readAheadDropped),
         gauge(
             null,
             "epoch_coverage",

@@ -65,6 +65,9 @@ public final class HintFs {
 
   private final SampleOpener opener;
 
+  /** Fetches the blocks of large files ahead of their sequential readers. */
+  private final ReadAhead readAhead;
+
   /**
    * A filesystem over a listed source, reading through {@code cache}, steered by {@code hints},
    * with {@code workers} fetching in the background and recording their failures in {@code
@@ -96,6 +99,7 @@ public final class HintFs {
     this.opener =
         new SampleOpener(
             catalog, cache, hints, prefetcher, backgroundErrors, config.detectOrder(), () -> trace);
+    this.readAhead = new ReadAhead(cache);
   }
 
   /** What {@code .hintfs/stats} shows: the JSON {@code json} renders at each open. */
@@ -260,6 +264,9 @@ public final class HintFs {
               : new VirtualHandle(path, content);
     } else {
       f = opener.open(id, pid);
+      if (readsAhead(f)) {
+        readAhead.opened(((SampleHandle) f).id);
+      }
     }
     long fh = nextHandle.getAndIncrement();
     handles.put(fh, f);
@@ -362,7 +369,7 @@ public final class HintFs {
         int b = (int) (pos / bs);
         byte[] block = f.block(b);
         if (block == null) {
-          block = cache.read(f.id, b);
+          block = readAhead.block(f, b);
           f.setBlock(b, block);
         }
         int in = (int) (pos - (long) b * bs);
@@ -412,6 +419,11 @@ public final class HintFs {
     return b;
   }
 
+  /** True for a reader's own handle on a file in blocks: its reads are read ahead of. */
+  private boolean readsAhead(Handle h) {
+    return h instanceof SampleHandle s && !s.warmUp && !s.substituted && cache.isBlocked(s.id);
+  }
+
   /** Closes a handle (no caller pid known). */
   public void release(long fh) {
     release(fh, 0);
@@ -425,8 +437,11 @@ public final class HintFs {
 
   /** Closes a handle; a control handle's unfinished last line is applied now, for its writer. */
   public void release(long fh, long pid) {
-    if (handles.remove(fh) instanceof ControlHandle c) {
+    Handle h = handles.remove(fh);
+    if (h instanceof ControlHandle c) {
       c.release(pid);
+    } else if (readsAhead(h)) {
+      readAhead.closed((SampleHandle) h);
     }
   }
 
@@ -459,6 +474,21 @@ public final class HintFs {
     return workers.admin();
   }
 
+  /** Blocks of large files fetched ahead of sequential readers (for stats). */
+  public long readAheadBlocks() {
+    return readAhead.fetched.sum();
+  }
+
+  /** Blocks read ahead that their reader then read (for stats). */
+  public long readAheadUsed() {
+    return readAhead.used.sum();
+  }
+
+  /** Blocks read ahead and dropped unread (for stats). */
+  public long readAheadDropped() {
+    return readAhead.dropped.sum();
+  }
+
   /** The prefetcher (for stats). */
   public org.hintfs.fs.prefetch.Prefetcher prefetcher() {
     return prefetcher;
@@ -477,6 +507,7 @@ public final class HintFs {
     workers.close();
     hints.streams().close();
     opener.close();
+    readAhead.close();
     setTrace(null);
   }
 

@@ -11,11 +11,11 @@ import org.hintfs.fs.store.TieredCache;
 
 /**
  * The one source fetch of a missed file, shared by the open that missed and the kernel's read of
- * that handle. The open queues it on a background thread, so the cache hears of the miss even when
- * the kernel's page cache answers every read; the read runs it itself if no background thread has
- * claimed it yet (the fetch then runs on the FUSE thread: no pool caps how many misses fetch at
- * once), else waits for it. Whoever claims it fetches; the other takes the bytes: one request,
- * whether or not the cache keeps them.
+ * that handle. The open queues it on a background thread when the cache would keep the file, so the
+ * cache fills even when the kernel's page cache answers every read; the read runs it itself if no
+ * background thread has claimed it yet (the fetch then runs on the FUSE thread: no pool caps how
+ * many misses fetch at once), else waits for it. Whoever claims it fetches; the other takes the
+ * bytes: one request, whether or not the cache keeps them.
  */
 final class MissFetch {
   private final TieredCache cache;

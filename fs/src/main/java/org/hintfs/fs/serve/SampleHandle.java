@@ -3,11 +3,12 @@ package org.hintfs.fs.serve;
 /**
  * A handle on a catalog file: a sample, or (substituted) another sample served in its place.
  *
- * <p>A missed file's fetch starts at its open, off the FUSE thread ({@code pending}); the first
- * read takes its bytes, whether or not the cache admitted them, so a miss costs one source request
- * however the kernel reads. A cached file's bytes are read from the tiers on the first read. A
- * failed fetch is kept: the kernel's re-reads of the page get EIO at once, not after another retry
- * time (a reader waits at most --retry-timeout); a new open fetches anew.
+ * <p>A missed file's fetch starts at its open, off the FUSE thread ({@code pending}), if the cache
+ * would keep it (else at the first read, so a reopen the page cache answers costs no GET); the
+ * first read takes its bytes, whether or not the cache admitted them, so a miss costs one source
+ * request however the kernel reads. A cached file's bytes are read from the tiers on the first
+ * read. A failed fetch is kept: the kernel's re-reads of the page get EIO at once, not after
+ * another retry time (a reader waits at most --retry-timeout); a new open fetches anew.
  */
 final class SampleHandle implements Handle {
   final int id;
@@ -57,18 +58,39 @@ final class SampleHandle implements Handle {
   /** Why this handle's fetch failed, once it has: later reads answer with it at once. */
   volatile java.io.IOException failure;
 
-  private int blockIndex = -1;
-  private byte[] block;
+  /**
+   * The two blocks this handle used last: the kernel's READs of one handle come on several threads,
+   * a little out of order, and straddle a block's end.
+   */
+  private final int[] blockIndex = {-1, -1};
 
-  /** The block this handle used last, if it is block {@code b}. */
+  private final byte[][] blocks = new byte[2][];
+
+  /** The block this handle used last or the one before, if it is block {@code b}. */
   synchronized byte[] block(int b) {
-    return b == blockIndex ? block : null;
+    for (int i = 0; i < 2; i++) {
+      if (blockIndex[i] == b) {
+        return blocks[i];
+      }
+    }
+    return null;
   }
 
   synchronized void setBlock(int b, byte[] bytes) {
-    blockIndex = b;
-    block = bytes;
+    blockIndex[1] = blockIndex[0];
+    blocks[1] = blocks[0];
+    blockIndex[0] = b;
+    blocks[0] = bytes;
   }
+
+  /** The last block this handle's reads moved to ({@link ReadAhead}), -1 before any; guarded. */
+  int aheadLast = -1;
+
+  /** Blocks this handle's read-ahead keeps asked for beyond {@link #aheadLast}; guarded. */
+  int aheadWindow;
+
+  /** The furthest block this handle's window has asked for (or found cached); guarded. */
+  int aheadAsked = -1;
 
   byte[] bytes() {
     return bytes;

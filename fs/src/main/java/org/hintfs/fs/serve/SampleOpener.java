@@ -54,7 +54,7 @@ final class SampleOpener implements AutoCloseable {
    * Opens a catalog file. For a sample of the declared dataset this is where substitution happens:
    * if substitution is on, the sample is not cached and the chooser allows it, the handle serves a
    * cached sample of the same class instead (the caller sets direct_io on it) and the missed sample
-   * is fetched in the background.
+   * is fetched in the background if the cache would keep it.
    */
   SampleHandle open(int id, long pid) {
     if (cache.isBlocked(id)) {
@@ -80,10 +80,11 @@ final class SampleOpener implements AutoCloseable {
     // A fetch already under way (a prefetch that is late) is waited for, never substituted.
     boolean fetching = !hit && cache.isFetching(id);
     // The kernel's page cache may still hold this file and answer every read itself; the cache
-    // must see the miss all the same, or it could never admit what the page cache serves. If the
-    // kernel does ask, its read takes this fetch's bytes: one source request per miss, whether or
-    // not the cache admitted them.
-    MissFetch fetched = hit ? null : fetchInBackground(id);
+    // must see the miss all the same (the access above), or it could never admit what the page
+    // cache serves, and the fetch starts now if the cache would keep it. One the cache would not
+    // keep is left to the first read: a reopen the page cache answers costs no GET. Either way the
+    // kernel's read takes this fetch's bytes: one source request per miss.
+    MissFetch fetched = hit ? null : cache.wouldKeep(id) ? fetchInBackground(id) : unstarted(id);
     if (stream != null) {
       try {
         followed(stream, id, hit);
@@ -101,7 +102,8 @@ final class SampleOpener implements AutoCloseable {
       // one, a late prefetch). If the source has answered nothing within its deadline while this
       // or another fetch waited, it hangs: a stand-in under the cap alone, so a hung source costs
       // the trainer the cap, not its pace. The fetch goes on; the sample is owed as any other.
-      late = hung(fetched);
+      // The reader reads it unless it is stood in for: start a fetch the cache would not keep.
+      late = hung(start(fetched, id));
       if (late) {
         hints.substitution.pastDeadline.increment();
       }
@@ -190,7 +192,11 @@ final class SampleOpener implements AutoCloseable {
 
   /** Queues the fetch of a missed file off the FUSE thread; its access was recorded at open. */
   private MissFetch fetchInBackground(int id) {
-    MissFetch f = new MissFetch(cache, id);
+    return start(new MissFetch(cache, id), id);
+  }
+
+  /** Queues {@code f} off the FUSE thread (a no-op if its read has claimed it). */
+  private MissFetch start(MissFetch f, int id) {
     background.execute(
         () -> {
           f.run();
@@ -200,6 +206,11 @@ final class SampleOpener implements AutoCloseable {
           }
         });
     return f;
+  }
+
+  /** The fetch of a missed file the cache would not keep: run by the handle's first read. */
+  private MissFetch unstarted(int id) {
+    return new MissFetch(cache, id);
   }
 
   /**

@@ -136,6 +136,14 @@ public final class CacheIndex {
     return residency.guestCount();
   }
 
+  /** Whether a fetch of whole file {@code id} of {@code length} bytes would be stored now. */
+  synchronized boolean wouldAdmit(int id, int length) {
+    if (store == null || !store.healthy()) {
+      return false;
+    }
+    return residency.wouldAdmit(id, StoredValue.charge(length));
+  }
+
   /** A read served (recorded at read time when the open did not record it). */
   synchronized void served(int id, boolean hit) {
     residency.policy().recordAccess(id, hit);
@@ -257,6 +265,15 @@ public final class CacheIndex {
       stats.adminEvictions.increment();
     }
     return had;
+  }
+
+  /** True if block {@code block} of file {@code id} is stored. */
+  synchronized boolean isStored(int id, int block) {
+    if (!diskUp()) {
+      return false;
+    }
+    BitSet b = blocksOf.get(id);
+    return b != null && b.get(block);
   }
 
   /** True if every block of a blocked file is on disk. */

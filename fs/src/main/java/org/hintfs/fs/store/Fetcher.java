@@ -127,6 +127,15 @@ final class Fetcher {
     }
   }
 
+  /** A reader waits for the load of {@code key}, if one runs: it goes as a reader's miss. */
+  void promote(long key) {
+    Flight running = inflight.get(key);
+    if (running != null && !running.demanded) {
+      running.demanded = true;
+      gate.promoted();
+    }
+  }
+
   private byte[] withRetries(Load load, FetchGate.Priority priority, Flight flight)
       throws IOException {
     for (int attempt = 0; ; attempt++) {

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Issue 38 benchmark: large files (shards, arrays) over a real S3 server (S3Proxy 4.1.0 on loopback,
+# filesystem backend), directly and behind DelayProxy adding 10 ms to every request.
+# Dataset: one 1 GiB file and 8 shards of 128 MiB (random bytes), under n00000000/.
+# For each endpoint and filesystem: a fresh mount with an empty cache; "1 reader": dd bs=1M of the
+# 1 GiB file, first read (every block from the source) then read again (page cache dropped, and a
+# hintfs daemon's LMDB map paged out: served by each filesystem's own disk cache); "8 readers": 8
+# dd at once, one per shard, first read then read again. MB/s = bytes read / wall seconds.
+# GETs: at 10 ms away, the object GETs the proxy forwarded (a fresh proxy per mount); directly,
+# hintfs's own count (source_requests.gets), the others' unknown ("-").
+# The proxy's own limit (the floor of "10 ms away"): the 1 GiB object read through it by rclone
+# cat, 1 stream and 16 ranged streams of 64 MiB at once.
+# FS_LIST: the filesystems measured (default: hintfs hintfs-before rclone s3fs; hintfs-before is
+# HINTFS_BEFORE_JAR, default /tmp/hintfs-38-before.jar, skipped if absent; s3fs if installed).
+# Usage: tests/bench/large-file-bench.sh [WORKDIR] (root; after mvn package and test-compile)
+set -euo pipefail
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+work=${1:-/tmp/hintfs-largebench}
+before_jar=${HINTFS_BEFORE_JAR:-/tmp/hintfs-38-before.jar}
+fs_list=${FS_LIST:-hintfs hintfs-before rclone s3fs}
+mib=1048576
+
+if [[ ! -d $work/src ]]; then
+  mkdir -p "$work/src/n00000000"
+  head -c $((1024 * mib)) /dev/urandom >"$work/src/n00000000/big.bin"
+  for i in 0 1 2 3 4 5 6 7; do head -c $((128 * mib)) /dev/urandom >"$work/src/n00000000/shard-$i.tar"; done
+fi
+mkdir -p "$work/mnt"
+s3_start "$work"
+trap "s3_stop '$work'" EXIT
+
+# A proxy of its own per mount, so that its GET count is that mount's.
+gproxy_start() {
+  java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" "${S3_DELAY_MS:-10}" >"$work/gp.out" &
+  gpid=$!
+  gport=
+  for _ in $(seq 100); do gport=$(head -1 "$work/gp.out"); [[ -n $gport ]] && break; sleep 0.1; done
+}
+# gproxy_stop: sets ggets to the object GETs it forwarded (not in a subshell: it waits for the proxy).
+gproxy_stop() {
+  kill -TERM "$gpid"
+  wait "$gpid" 2>/dev/null || true
+  ggets=$(sed -n 's/^object_gets \([0-9]*\).*/\1/p' "$work/gp.out")
+}
+
+# mbps BYTES CMD...: MB/s of CMD.
+mbps() {
+  local b=$1 t0
+  shift
+  t0=$EPOCHREALTIME
+  "$@"
+  echo "$b / ($EPOCHREALTIME - $t0) / 1000000" | bc -l
+}
+one() { dd if="$work/mnt/n00000000/big.bin" of=/dev/null bs=1M status=none; }
+eight() {
+  local pids=()
+  for i in 0 1 2 3 4 5 6 7; do
+    dd if="$work/mnt/n00000000/shard-$i.tar" of=/dev/null bs=1M status=none &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+}
+hintfs_gets() {
+  "$hintfs" status --json "$work/mnt" |
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["source_requests"]["gets"])'
+}
+# check CASE: the bytes read through the mount are the source's (cmp, page cache dropped after).
+check() {
+  if [[ $1 == 1 ]]; then
+    cmp "$work/mnt/n00000000/big.bin" "$work/src/n00000000/big.bin"
+  else
+    for i in 0 1 2 3 4 5 6 7; do cmp "$work/mnt/n00000000/shard-$i.tar" "$work/src/n00000000/shard-$i.tar"; done
+  fi
+}
+
+# The proxy's own limit.
+unset AWS_CA_BUNDLE
+gproxy_start
+export RCLONE_CONFIG_S3G_TYPE=s3 RCLONE_CONFIG_S3G_PROVIDER=Other RCLONE_CONFIG_S3G_ACCESS_KEY_ID=$key \
+  RCLONE_CONFIG_S3G_SECRET_ACCESS_KEY=$secret RCLONE_CONFIG_S3G_ENDPOINT=http://127.0.0.1:$gport \
+  RCLONE_CONFIG_S3G_FORCE_PATH_STYLE=true
+rclone cat s3g:bench/ds/n00000000/big.bin >/dev/null # S3Proxy's warm-up
+floor1=$(mbps $((1024 * mib)) sh -c 'rclone cat s3g:bench/ds/n00000000/big.bin >/dev/null')
+floor16=$(mbps $((1024 * mib)) sh -c 'for i in $(seq 0 15); do rclone cat --offset $((i * 67108864)) --count 67108864 s3g:bench/ds/n00000000/big.bin >/dev/null & done; wait')
+gproxy_stop
+echo "proxy alone (rclone cat of 1 GiB): 1 stream $(printf %.0f "$floor1") MB/s, 16 ranged streams $(printf %.0f "$floor16") MB/s" >&2
+
+declare -A r g
+for ep in direct proxy; do
+  for fs in $fs_list; do
+    [[ $fs != s3fs ]] || command -v s3fs >/dev/null || { echo "s3fs is not installed: skipped" >&2; continue; }
+    [[ $fs != hintfs-before ]] || [[ -f $before_jar ]] || { echo "$before_jar is missing: skipped" >&2; continue; }
+    for c in 1 8; do
+      rm -rf "$work/cache"
+      p=$port
+      if [[ $ep == proxy ]]; then gproxy_start; p=$gport; fi
+      export RCLONE_CONFIG_S3G_ENDPOINT=http://127.0.0.1:$p
+      case $fs in
+        hintfs) mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
+        hintfs-before) HINTFS_JAR=$before_jar mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
+        *) mount_fs "$fs" "$p" s3g "$work/mnt" "$work/cache" ;;
+      esac
+      if [[ $c == 1 ]]; then what=one; else what=eight; fi
+      drop; r[$ep,$fs,$c,1]=$(mbps $((1024 * mib)) $what)
+      drop; r[$ep,$fs,$c,2]=$(mbps $((1024 * mib)) $what)
+      hg=-
+      if [[ $fs == hintfs* ]]; then drop; check $c; hg=$(hintfs_gets); fi
+      unmount_fs "${fs%-before}" "$work/mnt"
+      if [[ $ep == proxy ]]; then gproxy_stop; g[$ep,$fs,$c]=$ggets; else g[$ep,$fs,$c]=$hg; fi
+      echo "$ep $fs $c readers: first $(printf %.0f "${r[$ep,$fs,$c,1]}") MB/s," \
+        "again $(printf %.0f "${r[$ep,$fs,$c,2]}") MB/s, GETs ${g[$ep,$fs,$c]} (hintfs's count: $hg)" >&2
+    done
+  done
+done
+
+fss=()
+for fs in $fs_list; do [[ -n ${r[direct,$fs,1,1]:-} ]] && fss+=("$fs"); done
+echo "proxy alone, 1 GiB through it: 1 stream $(printf %.0f "$floor1") MB/s, 16 ranged streams $(printf %.0f "$floor16") MB/s"
+echo
+printf '| endpoint | readers | pass |'; for fs in "${fss[@]}"; do printf ' %s MB/s (GETs) |' "$fs"; done
+for fs in "${fss[@]}"; do [[ $fs == hintfs ]] || printf ' hintfs/%s |' "$fs"; done; echo
+printf '| --- | --- | --- |'; for _ in "${fss[@]}"; do printf ' --- |'; done
+for fs in "${fss[@]}"; do [[ $fs == hintfs ]] || printf ' --- |'; done; echo
+for ep in direct proxy; do for c in 1 8; do for pass in 1 2; do
+  printf '| %s | %s | %s |' "$([[ $ep == direct ]] && echo direct || echo "10 ms away")" "$c" \
+    "$([[ $pass == 1 ]] && echo first || echo again)"
+  for fs in "${fss[@]}"; do
+    printf ' %.0f' "${r[$ep,$fs,$c,$pass]}"
+    if [[ $pass == 1 ]]; then printf ' (%s) |' "${g[$ep,$fs,$c]}"; else printf ' |'; fi
+  done
+  for fs in "${fss[@]}"; do
+    [[ $fs == hintfs ]] || printf ' %.2fx |' "$(ratio "${r[$ep,hintfs,$c,$pass]}" "${r[$ep,$fs,$c,$pass]}")"
+  done
+  echo
+done; done; done

@@ -1,0 +1,309 @@
+package org.hintfs.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Large files (shards, arrays) over S3Proxy behind a proxy 10 ms away: a sequential reader gets
+ * read-ahead (parallel ranged GETs, each block once), a random reader fetches what it reads, and a
+ * real torch DataLoader reads WebDataset-style tar shards through the mount.
+ */
+class LargeFileIT {
+  static final int MIB = 1 << 20;
+  static final int BLOCK = 4 * MIB; // the default block size
+
+  @TempDir static Path tmp;
+  static S3ProxyServer s3;
+  static Path big;
+  static Path shards;
+  Path mnt;
+
+  @BeforeAll
+  static void start() throws Exception {
+    s3 = new S3ProxyServer(tmp).start();
+    Path large = Files.createDirectories(tmp.resolve("large/d"));
+    big = large.resolve("big.bin");
+    byte[] chunk = new byte[MIB];
+    Random rnd = new Random(38);
+    try (var out = Files.newOutputStream(big)) {
+      for (int i = 0; i < 256; i++) {
+        rnd.nextBytes(chunk);
+        out.write(chunk);
+      }
+    }
+    // Two WebDataset-style shards of ~24 MiB: sample_NNNNN.cls and .bin members, Python's tarfile.
+    shards = Files.createDirectories(tmp.resolve("large/shards"));
+    Hintfs.Result made =
+        Hintfs.exec(
+            List.of(
+                "/usr/bin/python3",
+                "-c",
+                """
+                import io, random, sys, tarfile
+                for s in range(2):
+                    rnd = random.Random(s)
+                    with tarfile.open(f"{sys.argv[1]}/shard-{s}.tar", "w") as t:
+                        for i in range(120):
+                            for ext, data in (("cls", str(i % 10).encode()),
+                                              ("bin", rnd.randbytes(rnd.randint(100_000, 300_000)))):
+                                ti = tarfile.TarInfo(f"sample_{s}{i:05d}.{ext}")
+                                ti.size = len(data)
+                                t.addfile(ti, io.BytesIO(data))
+                """,
+                shards.toString()),
+            120);
+    assertThat(made.rc()).as(made.out()).isZero();
+    s3.upload("train", "large/", tmp.resolve("large"));
+    // 12 files of 300 KB, for the reopens the page cache answers.
+    Path small = Files.createDirectories(tmp.resolve("small/c0"));
+    for (int i = 0; i < 12; i++) {
+      byte[] b = new byte[300_000];
+      rnd.nextBytes(b);
+      Files.write(small.resolve("f" + i + ".bin"), b);
+    }
+    s3.upload("train", "small/", tmp.resolve("small"));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    s3.close();
+  }
+
+  @AfterEach
+  void unmount() {
+    if (mnt != null) {
+      Hintfs.unmountQuietly(mnt);
+    }
+  }
+
+  void mount(DelayProxy proxy, String name) throws Exception {
+    mnt = Files.createDirectories(tmp.resolve(name));
+    Hintfs.mountS3(
+        S3ProxyServer.credentialsEnv(),
+        "s3://train/large",
+        mnt,
+        "--endpoint",
+        proxy.endpoint(),
+        "--cache-dir",
+        tmp.resolve(name + "-cache").toString());
+  }
+
+  /** Object GETs of {@code key} the proxy forwarded. */
+  static long getsOf(DelayProxy proxy, String key) {
+    return proxy.gets().stream().filter(g -> g.path().endsWith(key)).count();
+  }
+
+  @Test
+  void aSequentialReader_getsEveryByte_eachBlockFetchedOnce_severalAtOnce() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      mount(proxy, "mnt-seq");
+      S3MountIT.dropPageCache();
+      try (FileChannel in = FileChannel.open(mnt.resolve("d/big.bin"));
+          FileChannel want = FileChannel.open(big)) {
+        ByteBuffer got = ByteBuffer.allocate(MIB);
+        ByteBuffer exp = ByteBuffer.allocate(MIB);
+        long pos = 0;
+        while (true) {
+          got.clear();
+          exp.clear();
+          int n = readFully(in, got);
+          readFully(want, exp);
+          if (n <= 0) {
+            break;
+          }
+          assertThat(got.flip()).as("bytes at %d", pos).isEqualTo(exp.flip());
+          pos += n;
+        }
+        assertThat(pos).isEqualTo(256L * MIB);
+      }
+      long gets = getsOf(proxy, "/large/d/big.bin");
+      System.out.printf(
+          "sequential 256 MiB: %d GETs, at most %d in flight at the proxy%n",
+          gets, proxy.maxInFlight());
+      assertThat(gets).as("one GET per block, none twice").isEqualTo(256 / 4);
+      var st = stats();
+      System.out.printf(
+          "read ahead: %d blocks, %d read, %d dropped%n",
+          st.path("read_ahead_blocks").asLong(),
+          st.path("read_ahead_used").asLong(),
+          st.path("read_ahead_dropped").asLong());
+      // Blocks were read ahead (all but the first, unless the disk writer fell behind), and every
+      // one of them was read: none dropped, none fetched again.
+      assertThat(st.path("read_ahead_blocks").asLong()).isPositive();
+      assertThat(st.path("read_ahead_used").asLong())
+          .isEqualTo(st.path("read_ahead_blocks").asLong());
+      assertThat(st.path("read_ahead_dropped").asLong()).isZero();
+      // Read ahead: ranged GETs of the blocks after the reader's run at once (one at a time
+      // without read-ahead: the reader's own, plus the kernel's READ across a block's end).
+      assertThat(proxy.maxInFlight()).isGreaterThanOrEqualTo(4);
+    }
+  }
+
+  @Test
+  void aRandomReader_getsEveryByte_andFetchesWhatItReadsPlusAtMostOneWindow() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      mount(proxy, "mnt-random");
+      S3MountIT.dropPageCache();
+      Random rnd = new Random(7);
+      TreeSet<Long> touched = new TreeSet<>();
+      TreeSet<Long> touchedWithSlack = new TreeSet<>();
+      try (RandomAccessFile in = new RandomAccessFile(mnt.resolve("d/big.bin").toFile(), "r");
+          RandomAccessFile want = new RandomAccessFile(big.toFile(), "r")) {
+        for (int i = 0; i < 24; i++) {
+          // Blocks apart (never the next one), as an HDF5 or LMDB reader's lookups.
+          long off = (long) rnd.nextInt(64) * BLOCK + rnd.nextInt(BLOCK - 64 * 1024);
+          int len = 16 * 1024 + rnd.nextInt(48 * 1024);
+          byte[] got = new byte[len];
+          byte[] exp = new byte[len];
+          in.seek(off);
+          in.readFully(got);
+          want.seek(off);
+          want.readFully(exp);
+          assertThat(got).as("bytes at %d", off).isEqualTo(exp);
+          touched.add(off / BLOCK);
+          touched.add((off + len - 1) / BLOCK);
+          // The kernel reads up to 128 KiB around a READ of its own accord.
+          touchedWithSlack.add(off / BLOCK);
+          touchedWithSlack.add(Math.min(63, (off + len + 128 * 1024) / BLOCK));
+        }
+      }
+      long gets = getsOf(proxy, "/large/d/big.bin");
+      System.out.printf("random reader: %d blocks read, %d GETs%n", touchedWithSlack.size(), gets);
+      assertThat(gets).isGreaterThanOrEqualTo(touched.size());
+      // At most one block ahead: a read that happens to land on the block after the last one.
+      assertThat(gets).isLessThanOrEqualTo(touchedWithSlack.size() + 1);
+    }
+  }
+
+  @Test
+  void aTorchDataLoader_readsWebDatasetShardsThroughTheMount_everyMemberRight() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      mount(proxy, "mnt-wds");
+      S3MountIT.dropPageCache();
+      Path script = tmp.resolve("wds.py");
+      Files.writeString(
+          script,
+          """
+          import hashlib, sys, tarfile, torch
+          from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+          mnt, src = sys.argv[1], sys.argv[2]
+          shards = ["shard-0.tar", "shard-1.tar"]
+
+          class Shards(IterableDataset):
+              def __iter__(self):
+                  w = get_worker_info()
+                  mine = shards[w.id::w.num_workers] if w else shards
+                  for s in mine:
+                      with tarfile.open(f"{mnt}/{s}", "r|") as t:  # a stream, as WebDataset reads
+                          for m in t:
+                              data = t.extractfile(m).read()
+                              yield s, m.name, hashlib.sha256(data).hexdigest(), len(data)
+
+          got = {}
+          for batch in DataLoader(Shards(), batch_size=16, num_workers=2):
+              for s, name, digest, n in zip(*batch):
+                  got[(s, name)] = digest
+          want = {}
+          for s in shards:
+              with tarfile.open(f"{src}/{s}") as t:
+                  for m in t:
+                      want[(s, m.name)] = hashlib.sha256(t.extractfile(m).read()).hexdigest()
+          assert got == want, f"{len(got)} members read, {len(want)} in the shards"
+          print(f"ok {len(got)} members, torch {torch.__version__}")
+          """);
+      Hintfs.Result r =
+          Hintfs.exec(
+              List.of(
+                  "/usr/bin/python3",
+                  script.toString(),
+                  mnt.resolve("shards").toString(),
+                  shards.toString()),
+              120);
+      System.out.println(r.out());
+      assertThat(r.rc()).as(r.out()).isZero();
+      assertThat(r.out()).contains("ok 480 members");
+      for (int s = 0; s < 2; s++) {
+        long size = Files.size(shards.resolve("shard-" + s + ".tar"));
+        long blocks = (size + BLOCK - 1) / BLOCK;
+        assertThat(getsOf(proxy, "/large/shards/shard-" + s + ".tar"))
+            .as("shard %d: each of its %d blocks fetched once", s, blocks)
+            .isEqualTo(blocks);
+      }
+    }
+  }
+
+  @Test
+  void aReopenThePageCacheAnswers_isAnAccess_withoutAGet() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 1)) {
+      mnt = Files.createDirectories(tmp.resolve("mnt-reopen"));
+      // A cache of 1 MB and a policy that admits nothing it must evict for: the last files are
+      // served, never kept.
+      Hintfs.mountS3(
+          S3ProxyServer.credentialsEnv(),
+          "s3://train/small",
+          mnt,
+          "--endpoint",
+          proxy.endpoint(),
+          "--cache-dir",
+          tmp.resolve("mnt-reopen-cache").toString(),
+          "--cache-size",
+          "1M",
+          "--policy",
+          "static",
+          "--ram-cache",
+          "0");
+      Path src = tmp.resolve("small/c0");
+      for (int i = 0; i < 12; i++) {
+        assertThat(Files.readAllBytes(mnt.resolve("c0/f" + i + ".bin")))
+            .isEqualTo(Files.readAllBytes(src.resolve("f" + i + ".bin")));
+      }
+      long missesBefore = stats().path("open_misses").asLong();
+      // The last file was not kept; the kernel's page cache holds it (keep_cache): each reopen
+      // is read from there, and is still an access the policy hears of, as a miss.
+      for (int k = 0; k < 5; k++) {
+        assertThat(Files.readAllBytes(mnt.resolve("c0/f11.bin")))
+            .isEqualTo(Files.readAllBytes(src.resolve("f11.bin")));
+      }
+      // A fetch an open started runs behind it, off the FUSE thread: give it time to show.
+      Thread.sleep(1_000);
+      long gets = getsOf(proxy, "/small/c0/f11.bin");
+      System.out.printf("5 reopens from the page cache: %d GETs in all%n", gets);
+      assertThat(stats().path("open_misses").asLong() - missesBefore).isEqualTo(5);
+      // One GET, its first read's (two if something dropped the page cache meanwhile); one per
+      // reopen before (the open fetched what it would not keep).
+      assertThat(gets).isBetween(1L, 2L);
+    }
+  }
+
+  com.fasterxml.jackson.databind.JsonNode stats() throws IOException {
+    return new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(Files.readAllBytes(mnt.resolve(".hintfs/stats")));
+  }
+
+  private static int readFully(FileChannel c, ByteBuffer b) throws IOException {
+    int total = 0;
+    while (b.hasRemaining()) {
+      int n = c.read(b);
+      if (n < 0) {
+        return total == 0 ? -1 : total;
+      }
+      total += n;
+    }
+    return total;
+  }
+}
