@@ -201,9 +201,10 @@ public final class SubstitutionChooser {
   /**
    * An open of sample {@code id}, as {@link #opened(int, boolean, boolean)}, with {@code late}: the
    * source has not answered this miss within its deadline (it is slow or hung), and the reader
-   * would wait on it. Then the sample may stand in under the cap and the class's candidates alone:
-   * warm-up, importance, owed and in-flight are waived, since what they protect is not worth
-   * stopping the trainer for as long as the source is gone. It is owed next epoch as any other.
+   * would wait on it. Then the sample may stand in under the cap and its class alone: warm-up,
+   * importance, owed, in-flight and once-per-epoch (a stand-in already served may serve again) are
+   * waived, since what they protect is not worth stopping the trainer for as long as the source is
+   * gone. It is owed next epoch as any other.
    */
   public int opened(int id, boolean hit, boolean fetching, boolean late) {
     readsThisEpoch++;
@@ -249,7 +250,7 @@ public final class SubstitutionChooser {
     if (pick < 0) {
       pick = pickFrom(unused[c], missed);
     }
-    if (pick < 0 && rules.reuse()) {
+    if (pick < 0 && (rules.reuse() || late)) {
       pick = pickFrom(used[c], missed);
     }
     if (pick < 0) {

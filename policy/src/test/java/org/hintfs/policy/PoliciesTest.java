@@ -328,7 +328,7 @@ class PoliciesTest {
   }
 
   @Test
-  void aLateMiss_waivesWarmUpImportanceOwedAndInFlight_butNeverTheCap() {
+  void aLateMiss_waivesWarmUpImportanceOwedInFlightAndOncePerEpoch_butNeverTheCap() {
     int n = 10;
     int[] cls = new int[n];
     PolicyContext ctx = new PolicyContext(n, new Importance(n), null, cls);
@@ -358,5 +358,11 @@ class PoliciesTest {
     assertThat(ch.opened(2, false, false, true)).isIn(1, 5);
     assertThat(ch.lateSubstitutions()).isEqualTo(3);
     assertThat(ch.rulesAllow(4, false)).isFalse(); // a third this epoch: over half of 4 reads
+    // Every stand-in served this epoch (0 read, 1 and 5 stood in): a late miss may reuse one.
+    for (int i = 0; i < 4; i++) {
+      ch.opened(0, true, false);
+    }
+    assertThat(ch.opened(4, false, false, false)).isEqualTo(-1);
+    assertThat(ch.opened(6, false, false, true)).isIn(0, 1, 5);
   }
 }
