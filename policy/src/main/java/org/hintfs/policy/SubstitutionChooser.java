@@ -225,11 +225,15 @@ public final class SubstitutionChooser {
   }
 
   /**
-   * Whether the rules would let a miss of {@code id} be stood in for now (a candidate aside): when
-   * they would not, its reader waits on the source. Changes nothing.
+   * Whether a miss of {@code id} would be stood in for now: the rules allow it and its class has a
+   * stand-in free. When not, its reader waits on the source. Changes nothing.
    */
   public boolean rulesAllow(int id, boolean fetching) {
-    return refusal(id, fetching, false) == null;
+    if (refusal(id, fetching, false) != null) {
+      return false;
+    }
+    int c = classOf[id];
+    return unused[c].size > 0 || (rules.reuse() && used[c].size > 0);
   }
 
   private int choose(int missed, boolean fetching, boolean late) {

@@ -362,6 +362,7 @@ class PoliciesTest {
     for (int i = 0; i < 4; i++) {
       ch.opened(0, true, false);
     }
+    assertThat(ch.rulesAllow(6, false)).isFalse(); // allowed, but no stand-in is free
     assertThat(ch.opened(4, false, false, false)).isEqualTo(-1);
     assertThat(ch.opened(6, false, false, true)).isIn(0, 1, 5);
   }

@@ -178,9 +178,9 @@ public final class SubstitutionAndCoverage {
   }
 
   /**
-   * Whether a miss of dataset sample {@code id} would be stood in for now under the rules (with
-   * substitution on; a candidate aside). When it would not, its reader waits on the source, and the
-   * opener waits for it up to the source's deadline first. Changes nothing.
+   * Whether a miss of dataset sample {@code id} would be stood in for now (substitution on, the
+   * rules allow it, a stand-in of its class is free). When it would not, its reader waits on the
+   * source, and the opener waits for it up to the source's deadline first. Changes nothing.
    */
   public boolean rulesAllow(int id, boolean fetching) {
     boolean[] out = {false};

@@ -99,7 +99,8 @@ final class SampleOpener implements AutoCloseable {
         && hints.substitution.on()
         && !hints.substitution.rulesAllow(id, fetching)) {
       // The rules would have the reader wait for this miss (the first epoch, an H-sample, an owed
-      // one, a late prefetch). If the source has answered nothing within its deadline while this
+      // one, a late prefetch, no stand-in free). If the source has answered nothing within its
+      // deadline while this
       // or another fetch waited, it hangs: a stand-in under the cap alone, so a hung source costs
       // the trainer the cap, not its pace. The fetch goes on; the sample is owed as any other.
       // The reader reads it unless it is stood in for: start a fetch the cache would not keep.
