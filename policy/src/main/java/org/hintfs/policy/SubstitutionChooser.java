@@ -202,9 +202,10 @@ public final class SubstitutionChooser {
    * An open of sample {@code id}, as {@link #opened(int, boolean, boolean)}, with {@code late}: the
    * source has not answered this miss within its deadline (it is slow or hung), and the reader
    * would wait on it. Then the sample may stand in under the cap and its class alone: warm-up,
-   * importance, owed, in-flight and once-per-epoch (a stand-in already served may serve again) are
-   * waived, since what they protect is not worth stopping the trainer for as long as the source is
-   * gone. It is owed next epoch as any other.
+   * importance, owed, in-flight, once-per-epoch (a stand-in already served may serve again) and the
+   * stand-in's own importance (an H-sample may stand in when no other is cached) are waived, since
+   * what they protect is not worth stopping the trainer for as long as the source is gone. It is
+   * owed next epoch as any other.
    */
   public int opened(int id, boolean hit, boolean fetching, boolean late) {
     readsThisEpoch++;
@@ -233,7 +234,7 @@ public final class SubstitutionChooser {
       return false;
     }
     int c = classOf[id];
-    return unused[c].size > 0 || (rules.reuse() && used[c].size > 0);
+    return neighbour(id, c) >= 0 || anyIn(unused[c], id) || (rules.reuse() && anyIn(used[c], id));
   }
 
   private int choose(int missed, boolean fetching, boolean late) {
@@ -256,6 +257,13 @@ public final class SubstitutionChooser {
     }
     if (pick < 0 && (rules.reuse() || late)) {
       pick = pickFrom(used[c], missed);
+    }
+    if (pick < 0 && late) {
+      // Only H-samples are cached in this class: one stands in rather than the trainer stopping.
+      pick = pickFrom(unused[c], missed, true);
+      if (pick < 0) {
+        pick = pickFrom(used[c], missed, true);
+      }
     }
     if (pick < 0) {
       refusals.noCandidate++;
@@ -333,9 +341,16 @@ public final class SubstitutionChooser {
 
   /** A random eligible (not H, not the missed one) member of the pool, or -1 if none is. */
   private int pickFrom(Pool p, int missed) {
+    return pickFrom(p, missed, false);
+  }
+
+  /**
+   * A stand-in from {@code p}: not {@code missed}, not an H-sample unless {@code anyImportance}.
+   */
+  private int pickFrom(Pool p, int missed, boolean anyImportance) {
     for (int t = 0; t < MAX_TRIES && p.size > 0; t++) {
       int s = p.items[rnd.nextInt(p.size)];
-      if (s != missed && !importance.isHigh(s)) {
+      if (s != missed && (anyImportance || !importance.isHigh(s))) {
         return s;
       }
     }
@@ -343,11 +358,22 @@ public final class SubstitutionChooser {
     int start = p.size == 0 ? 0 : rnd.nextInt(p.size);
     for (int k = 0; k < p.size; k++) {
       int s = p.items[(start + k) % p.size];
-      if (s != missed && !importance.isHigh(s)) {
+      if (s != missed && (anyImportance || !importance.isHigh(s))) {
         return s;
       }
     }
     return -1;
+  }
+
+  /** Whether {@link #pickFrom(Pool, int)} would find a stand-in; draws nothing. */
+  private boolean anyIn(Pool p, int missed) {
+    for (int k = 0; k < p.size; k++) {
+      int s = p.items[k];
+      if (s != missed && !importance.isHigh(s)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Substitutions made so far, all epochs. */

@@ -365,5 +365,16 @@ class PoliciesTest {
     assertThat(ch.rulesAllow(6, false)).isFalse(); // allowed, but no stand-in is free
     assertThat(ch.opened(4, false, false, false)).isEqualTo(-1);
     assertThat(ch.opened(6, false, false, true)).isIn(0, 1, 5);
+    // A class whose only cached sample is an H-sample: an on-time miss waits; a late one gets it.
+    int[] two = {0, 0, 1, 1};
+    PolicyContext ctx2 = new PolicyContext(4, new Importance(4), null, two);
+    for (int i = 0; i < 4; i++) {
+      ctx2.importance().set(i, i); // 3 is the H-sample
+    }
+    SubstitutionChooser ch2 =
+        new SubstitutionChooser(ctx2, new SubstitutionChooser.Rules(1.0, true, true), 1);
+    ch2.cached(3);
+    assertThat(ch2.rulesAllow(2, false)).isFalse();
+    assertThat(ch2.opened(2, false, false, true)).isEqualTo(3);
   }
 }
