@@ -119,6 +119,7 @@ public final class SubstitutionChooser {
   private Rules rules;
   private int epochsEnded;
   private long readsThisEpoch;
+  private long readsLastEpoch;
   private long substitutionsThisEpoch;
   private long substitutions;
   private long lateSubstitutions;
@@ -182,6 +183,7 @@ public final class SubstitutionChooser {
     owed = next;
     substitutedAway.clear();
     servedThisEpoch.clear();
+    readsLastEpoch = readsThisEpoch;
     readsThisEpoch = 0;
     substitutionsThisEpoch = 0;
     epochsEnded++;
@@ -299,7 +301,11 @@ public final class SubstitutionChooser {
         return Refusal.IN_FLIGHT;
       }
     }
-    if (substitutionsThisEpoch + 1 > rules.maxFraction() * readsThisEpoch) {
+    // The cap is a running share of the epoch's reads; a late miss may use the whole epoch's share
+    // (as long as the last epoch) from its start, or a hang that meets an epoch's first reads
+    // would stop the trainer on the first miss.
+    long reads = late ? Math.max(readsThisEpoch, readsLastEpoch) : readsThisEpoch;
+    if (substitutionsThisEpoch + 1 > rules.maxFraction() * reads) {
       return Refusal.CAPPED;
     }
     return null;

@@ -365,6 +365,12 @@ class PoliciesTest {
     assertThat(ch.rulesAllow(6, false)).isFalse(); // allowed, but no stand-in is free
     assertThat(ch.opened(4, false, false, false)).isEqualTo(-1);
     assertThat(ch.opened(6, false, false, true)).isIn(0, 1, 5);
+    // A new epoch's first reads: on time the running cap (half of 1 read) refuses a miss; late,
+    // the last epoch's share (half of its 10 reads) is there from the start.
+    ch.newEpoch();
+    assertThat(ch.opened(7, false, false, false)).isEqualTo(-1);
+    assertThat(ch.refusals().capped).isEqualTo(2);
+    assertThat(ch.opened(4, false, false, true)).isIn(0, 1, 5);
     // A class whose only cached sample is an H-sample: an on-time miss waits; a late one gets it.
     int[] two = {0, 0, 1, 1};
     PolicyContext ctx2 = new PolicyContext(4, new Importance(4), null, two);
