@@ -229,7 +229,8 @@ class HintStateTest {
   void aSeedHintAtEpoch89_buildsOnePermutation_andEachNextEpochOneMore() {
     int files = 2_000;
     org.hintfs.policy.ImageFolderView v =
-        org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+        org.hintfs.policy.ImageFolderView.build(
+            org.hintfs.fs.stream.StreamsTest.imageFolder(files), 0);
     for (boolean persistent : new boolean[] {false, true}) {
       HintState s = new HintState(files + 3, streams);
       s.connect(new Recording());
@@ -265,7 +266,8 @@ class HintStateTest {
   void streamsOfOneSeedAndEpoch_shareOneOrder() {
     int files = 2_000;
     org.hintfs.policy.ImageFolderView v =
-        org.hintfs.policy.ImageFolderView.build(imageFolder(files), 0);
+        org.hintfs.policy.ImageFolderView.build(
+            org.hintfs.fs.stream.StreamsTest.imageFolder(files), 0);
     HintState s = new HintState(files + 3, streams);
     s.connect(new Recording());
     Stream[] st = new Stream[3];
@@ -292,31 +294,6 @@ class HintStateTest {
       ids[i] = v.node(samples[i]);
     }
     return ids;
-  }
-
-  /** root 0, classes 1 and 2, then {@code files} images alternating between them. */
-  private static org.hintfs.policy.DirectoryTree imageFolder(int files) {
-    return new org.hintfs.policy.DirectoryTree() {
-      @Override
-      public boolean isDirectory(int node) {
-        return node <= 2;
-      }
-
-      @Override
-      public int childCount(int dir) {
-        return dir == 0 ? 2 : dir <= 2 ? (files + 2 - dir) / 2 : 0;
-      }
-
-      @Override
-      public int child(int dir, int i) {
-        return dir == 0 ? 1 + i : 3 + (dir - 1) + 2 * i;
-      }
-
-      @Override
-      public String name(int node) {
-        return node <= 2 ? "c" + node : String.format("f%04d.jpg", node);
-      }
-    };
   }
 
   @Test

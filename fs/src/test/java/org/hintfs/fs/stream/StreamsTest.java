@@ -13,7 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Streams: which stream a hint and an open belong to, when a stream ends, next use over all. */
-class StreamsTest {
+public class StreamsTest {
   /** A process tree the test draws: torchrun (100) with ranks 200 and 300 and their workers. */
   static final class FakeTree implements ProcessTree {
     final Map<Long, Long> parent = new HashMap<>();
@@ -390,7 +390,7 @@ class StreamsTest {
   }
 
   /** root 0, classes 1 and 2, then {@code files} images alternating between them. */
-  static org.hintfs.policy.DirectoryTree imageFolder(int files) {
+  public static org.hintfs.policy.DirectoryTree imageFolder(int files) {
     return new org.hintfs.policy.DirectoryTree() {
       @Override
       public boolean isDirectory(int node) {
