@@ -341,7 +341,9 @@ final class StatusCommand implements Callable<Integer> {
               + Human.bytes(cl.path("bytes_from_peers").asLong())
               + ", mean "
               + String.format("%.1f ms", cl.path("peer_mean_us").asLong() / 1000.0)
-              + "), by the source as home "
+              + "), by a former home "
+              + cl.path("reads_from_former_homes").asLong()
+              + ", by the source as home "
               + cl.path("source_reads_as_home").asLong()
               + ", by the source after a peer failed "
               + cl.path("peer_failures").asLong()

@@ -21,7 +21,9 @@ import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.notifications.Listener;
 import org.infinispan.notifications.cachelistener.annotation.TopologyChanged;
 import org.infinispan.notifications.cachelistener.event.TopologyChangedEvent;
+import org.infinispan.notifications.cachemanagerlistener.annotation.Merged;
 import org.infinispan.notifications.cachemanagerlistener.annotation.ViewChanged;
+import org.infinispan.notifications.cachemanagerlistener.event.MergeEvent;
 import org.infinispan.notifications.cachemanagerlistener.event.ViewChangedEvent;
 import org.infinispan.remoting.transport.Address;
 import org.infinispan.remoting.transport.jgroups.JGroupsChannelConfigurator;
@@ -65,10 +67,16 @@ public final class ClusterMember implements AutoCloseable {
   private final AtomicLong viewChanges = new AtomicLong();
   private final AtomicLong rebalances = new AtomicLong();
 
+  /** Each segment's home now, and before the last topology that moved any (null until then). */
+  private Address[] homesNow;
+
+  private volatile Address[] formerHomes;
+
   private ClusterMember(DefaultCacheManager manager, ClusterConfig config) {
     this.manager = manager;
     this.config = config;
     this.homes = manager.getCache(HOMES);
+    recordHomes();
     manager.addListener(new ViewCounter());
     homes.addListener(new TopologyCounter());
   }
@@ -335,6 +343,57 @@ public final class ClusterMember implements AutoCloseable {
     return t.getDistribution(id).primary();
   }
 
+  /**
+   * The member that was {@code id}'s home before its home last moved, if it is still a member and
+   * is neither this node nor the home now; else null. After a join or a healed partition the new
+   * home has not fetched what it is home to, and the former one most likely still holds it (as a
+   * guest, evicted first): asking it costs a message, the source a fetch.
+   */
+  public Address formerHomeOf(int id) {
+    Address[] former = formerHomes;
+    if (former == null) {
+      return null;
+    }
+    LocalizedCacheTopology t = homes.getAdvancedCache().getDistributionManager().getCacheTopology();
+    int segment = t.getSegment(id);
+    Address a = segment < former.length ? former[segment] : null;
+    if (a == null || isSelf(a) || a.equals(t.getDistribution(id).primary())) {
+      return null;
+    }
+    return manager.getMembers().contains(a) ? a : null;
+  }
+
+  /** The member named {@code name} ({@link Address#toString}) if it is one now, else null. */
+  public Address member(String name) {
+    if (name == null) {
+      return null;
+    }
+    for (Address a : manager.getMembers()) {
+      if (a.toString().equals(name)) {
+        return a;
+      }
+    }
+    return null;
+  }
+
+  /** Notes the homes of the topology now; keeps the last one that differs as the former homes. */
+  private synchronized void recordHomes() {
+    var ch =
+        homes
+            .getAdvancedCache()
+            .getDistributionManager()
+            .getCacheTopology()
+            .getReadConsistentHash();
+    Address[] now = new Address[ch.getNumSegments()];
+    for (int s = 0; s < now.length; s++) {
+      now[s] = ch.locatePrimaryOwnerForSegment(s);
+    }
+    if (homesNow != null && !java.util.Arrays.equals(homesNow, now)) {
+      formerHomes = homesNow;
+    }
+    homesNow = now;
+  }
+
   /** True if {@code a} is this member. */
   public boolean isSelf(Address a) {
     return a.equals(manager.getAddress());
@@ -345,17 +404,37 @@ public final class ClusterMember implements AutoCloseable {
     return manager.getAddress();
   }
 
-  /** Asks {@code home} for one unit; the reply comes as a {@link PeerReply}'s bytes. */
+  /**
+   * Asks {@code home} for one unit; the reply comes as a {@link PeerReply}'s bytes. {@code
+   * formerHome} (a member's name, or null) is where the asker last knew the unit's home: the home
+   * asks it before the source if it does not hold the unit.
+   */
   public CompletableFuture<byte[]> ask(
-      Address home, int id, int block, String path, long timeoutMillis) {
+      Address home, int id, int block, String path, String formerHome, long timeoutMillis) {
+    return submit(home, serve(id, block, path, formerHome), timeoutMillis);
+  }
+
+  /**
+   * Asks {@code member} for one unit it may hold, without letting it fetch: a {@link PeerReply}'s
+   * bytes, or an empty array when it holds none.
+   */
+  public CompletableFuture<byte[]> peek(
+      Address member, int id, int block, String path, long timeoutMillis) {
+    return submit(member, peek(id, block, path), timeoutMillis);
+  }
+
+  private CompletableFuture<byte[]> submit(
+      Address target,
+      SerializableFunction<EmbeddedCacheManager, byte[]> function,
+      long timeoutMillis) {
     CompletableFuture<byte[]> result = new CompletableFuture<>();
     manager
         .executor()
-        .filterTargets(List.of(home))
+        .filterTargets(List.of(target))
         .singleNodeSubmission()
         .timeout(timeoutMillis, TimeUnit.MILLISECONDS)
         .submitConsumer(
-            serve(id, block, path),
+            function,
             (addr, bytes, err) -> {
               if (err != null) {
                 result.completeExceptionally(err);
@@ -368,7 +447,7 @@ public final class ClusterMember implements AutoCloseable {
               if (err != null) {
                 result.completeExceptionally(err);
               } else if (!result.isDone()) {
-                result.completeExceptionally(new IOException("no answer from " + home));
+                result.completeExceptionally(new IOException("no answer from " + target));
               }
             });
     return result;
@@ -379,10 +458,23 @@ public final class ClusterMember implements AutoCloseable {
    * as a lambda of its own ({@code SerializableFunction}).
    */
   private static SerializableFunction<EmbeddedCacheManager, byte[]> serve(
+      int id, int block, String path, String formerHome) {
+    return m -> {
+      try {
+        return GlobalComponentRegistry.componentOf(m, HomeServer.class)
+            .serve(id, block, path, formerHome);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    };
+  }
+
+  /** The function a former home runs: the unit from its own tiers only, or an empty array. */
+  private static SerializableFunction<EmbeddedCacheManager, byte[]> peek(
       int id, int block, String path) {
     return m -> {
       try {
-        return GlobalComponentRegistry.componentOf(m, HomeServer.class).serve(id, block, path);
+        return GlobalComponentRegistry.componentOf(m, HomeServer.class).peek(id, block, path);
       } catch (IOException e) {
         throw new java.io.UncheckedIOException(e);
       }
@@ -462,6 +554,13 @@ public final class ClusterMember implements AutoCloseable {
       viewChanges.incrementAndGet();
       log.info("cluster {}: members {}", config.name(), e.getNewMembers());
     }
+
+    /** A healed partition: Infinispan sends a merge to these listeners, not a view change. */
+    @Merged
+    public void merged(MergeEvent e) {
+      viewChanges.incrementAndGet();
+      log.info("cluster {}: partitions merged, members {}", config.name(), e.getNewMembers());
+    }
   }
 
   @Listener(observation = Listener.Observation.POST)
@@ -469,6 +568,7 @@ public final class ClusterMember implements AutoCloseable {
     @TopologyChanged
     public void topologyChanged(TopologyChangedEvent<?, ?> e) {
       rebalances.incrementAndGet();
+      recordHomes();
     }
   }
 }

@@ -40,6 +40,8 @@ public final class ClusterPeerTier implements PeerTier {
   final LongAdder peerMicros = new LongAdder();
   final LongAdder homedHere = new LongAdder();
   final LongAdder peerFailures = new LongAdder();
+  final LongAdder fromFormerHomes = new LongAdder();
+  final LongAdder formerHomeMisses = new LongAdder();
 
   /** Time of one unit from its home, asked to verified (for /metrics). */
   public final io.prometheus.metrics.core.metrics.Histogram peerSeconds =
@@ -62,8 +64,11 @@ public final class ClusterPeerTier implements PeerTier {
   public byte[] get(Unit u) throws IOException {
     Address home = member.homeOf(u.id());
     if (home == null || member.isSelf(home)) {
-      homedHere.increment();
-      return null;
+      byte[] b = home == null ? null : fromFormerHome(u);
+      if (b == null) {
+        homedHere.increment();
+      }
+      return b;
     }
     PeerHealth h = health.computeIfAbsent(home, a -> new PeerHealth());
     long t0 = System.nanoTime();
@@ -75,7 +80,7 @@ public final class ClusterPeerTier implements PeerTier {
     try {
       byte[] reply =
           member
-              .ask(home, u.id(), u.block(), u.path(), TIMEOUT_MILLIS)
+              .ask(home, u.id(), u.block(), u.path(), formerName(u.id()), TIMEOUT_MILLIS)
               .get(bound, TimeUnit.MILLISECONDS);
       byte[] b = PeerReply.verify(reply, u.version(), u.length());
       long ns = System.nanoTime() - t0;
@@ -114,6 +119,65 @@ public final class ClusterPeerTier implements PeerTier {
       }
       return null;
     }
+  }
+
+  private String formerName(int id) {
+    Address former = member.formerHomeOf(id);
+    return former == null ? null : former.toString();
+  }
+
+  /**
+   * The unit from the member that was its home before the homes last moved: the one the asker named
+   * ({@link Unit#formerHome}), else the one this node knows. It answers from what it holds or with
+   * nothing, within its hedge bound; a wrong or late answer means the source, as for any ask.
+   */
+  @Override
+  public byte[] fromFormerHome(Unit u) throws IOException {
+    Address former = member.member(u.formerHome());
+    if (former == null || member.isSelf(former)) {
+      former = member.formerHomeOf(u.id());
+    }
+    if (former == null || member.isSelf(former)) {
+      return null;
+    }
+    PeerHealth h = health.computeIfAbsent(former, a -> new PeerHealth());
+    long t0 = System.nanoTime();
+    if (h.skipped(t0)) {
+      return null;
+    }
+    try {
+      byte[] reply =
+          member
+              .peek(former, u.id(), u.block(), u.path(), TIMEOUT_MILLIS)
+              .get(h.hedgeMillis(), TimeUnit.MILLISECONDS);
+      h.answered(System.nanoTime() - t0);
+      if (reply.length == 0) {
+        formerHomeMisses.increment();
+        return null;
+      }
+      byte[] b = PeerReply.verify(reply, u.version(), u.length());
+      fromFormerHomes.increment();
+      bytesFromPeers.add(u.length());
+      return b;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("interrupted waiting for " + former);
+    } catch (TimeoutException | ExecutionException | IOException | RuntimeException e) {
+      h.failed(System.nanoTime());
+      formerHomeMisses.increment();
+      log.debug("{} from former home {}: {}", u.path(), former, e.toString());
+      return null;
+    }
+  }
+
+  /** Units this node, their home, got from the member that was their home before it. */
+  public long fromFormerHomes() {
+    return fromFormerHomes.sum();
+  }
+
+  /** Asks of a former home that held nothing, failed or was late (the source served them). */
+  public long formerHomeMisses() {
+    return formerHomeMisses.sum();
   }
 
   @Override

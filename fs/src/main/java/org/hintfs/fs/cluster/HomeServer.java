@@ -25,8 +25,35 @@ public final class HomeServer {
     this.cache = cache;
   }
 
-  /** One unit of sample {@code id}, as a {@link PeerReply}. */
-  byte[] serve(int id, int block, String path) throws IOException {
+  /**
+   * One unit of sample {@code id}, as a {@link PeerReply}; if this node does not hold it, the
+   * member named {@code formerHome} (where the asker last knew its home; null: none) is asked
+   * before the source.
+   */
+  byte[] serve(int id, int block, String path, String formerHome) throws IOException {
+    TieredCache c = serving(id, path);
+    byte[] b = c.readForPeer(id, block, formerHome);
+    served.increment();
+    bytesServed.add(b.length);
+    return PeerReply.encode(b, catalog.versionTag(id));
+  }
+
+  /**
+   * One unit of sample {@code id} as a {@link PeerReply} if this node's own tiers hold it, else an
+   * empty array: asked by the unit's new home, it never fetches.
+   */
+  byte[] peek(int id, int block, String path) throws IOException {
+    TieredCache c = serving(id, path);
+    byte[] b = c.peekForPeer(id, block);
+    if (b == null) {
+      return new byte[0];
+    }
+    served.increment();
+    bytesServed.add(b.length);
+    return PeerReply.encode(b, catalog.versionTag(id));
+  }
+
+  private TieredCache serving(int id, String path) throws IOException {
     TieredCache c = cache;
     if (c == null) {
       throw new IOException("not serving yet");
@@ -34,10 +61,7 @@ public final class HomeServer {
     if (id < 0 || id >= catalog.entryCount() || !path.equals(catalog.path(id))) {
       throw new IOException("no file " + path + " at id " + id + " in this member's listing");
     }
-    byte[] b = c.readForPeer(id, block);
-    served.increment();
-    bytesServed.add(b.length);
-    return PeerReply.encode(b, catalog.versionTag(id));
+    return c;
   }
 
   /** Units served to other members. */

@@ -91,6 +91,18 @@ final class MountCounters {
       all.add(
           counter(
               null,
+              "cluster_former_home_reads",
+              "units this node, their home, got from the member that was their home before",
+              peers::fromFormerHomes));
+      all.add(
+          counter(
+              null,
+              "cluster_former_home_misses",
+              "asks of a former home that held nothing, failed or was late (the source served)",
+              peers::formerHomeMisses));
+      all.add(
+          counter(
+              null,
               "cluster_peer_failures",
               "asks of a home that failed (the source served them)",
               peers::peerFailures));

@@ -272,6 +272,8 @@ public final class StatsReport {
     c.put("bytes_from_peers", peers.bytesFromPeers());
     c.put("peer_mean_us", peers.meanPeerMicros());
     c.put("source_reads_as_home", peers.homedHere());
+    c.put("reads_from_former_homes", peers.fromFormerHomes());
+    c.put("former_home_misses", peers.formerHomeMisses());
     c.put("peer_failures", peers.peerFailures());
     c.put("peer_hedged", peers.peerHedged());
     c.put("peer_skipped", peers.peerSkipped());

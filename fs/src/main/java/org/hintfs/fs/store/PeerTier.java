@@ -10,4 +10,11 @@ package org.hintfs.fs.store;
 public interface PeerTier extends Tier {
   /** True if this node is the sample's home now (it then reads the source itself). */
   boolean isHome(int id);
+
+  /**
+   * For a unit this node is home to but does not hold: the unit from the member that was its home
+   * before its home last moved (a join, a healed partition), asked to answer only from what it
+   * holds, verified; null when there is no such member or it holds none (the source is read then).
+   */
+  byte[] fromFormerHome(Unit u) throws java.io.IOException;
 }

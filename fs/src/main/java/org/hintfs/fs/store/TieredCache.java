@@ -261,8 +261,31 @@ public final class TieredCache implements AutoCloseable {
    * once. Not an access of this node's readers.
    */
   public byte[] readForPeer(int id, int block) throws IOException {
-    byte[] b = read(id, block, false, false, true);
+    return readForPeer(id, block, null);
+  }
+
+  /**
+   * {@link #readForPeer(int, int)}, asking {@code formerHome} (a member's name: where the asker
+   * last knew the unit's home) before the source if neither RAM nor disk holds it.
+   */
+  public byte[] readForPeer(int id, int block, String formerHome) throws IOException {
+    byte[] b = read(id, block, false, false, true, FetchGate.Priority.DEMAND, formerHome);
     index.own(id); // held as a guest before its home moved here: the job's copy now
+    return b;
+  }
+
+  /**
+   * One unit from RAM or disk for the member that is its home now and lacks it; null if neither
+   * holds it. Never fetches, never an access of this node's readers.
+   */
+  public byte[] peekForPeer(int id, int block) {
+    byte[] b = ram.peek(id, block);
+    if (b == null && disk != null) {
+      b = disk.get(new Unit(catalog, id, block, units.length(id, block), true));
+    }
+    if (b != null) {
+      stats.bytesFromCache.add(b.length);
+    }
     return b;
   }
 
@@ -279,6 +302,18 @@ public final class TieredCache implements AutoCloseable {
       boolean forPeer,
       FetchGate.Priority priority)
       throws IOException {
+    return read(id, block, recordAccess, promoting, forPeer, priority, null);
+  }
+
+  private byte[] read(
+      int id,
+      int block,
+      boolean recordAccess,
+      boolean promoting,
+      boolean forPeer,
+      FetchGate.Priority priority,
+      String formerHome)
+      throws IOException {
     // A promotion leaves a unit it finds in RAM there; any other read takes a promoted one out.
     // A RAM hit needs nothing else: the unit (its length, path, version) is made on a miss.
     byte[] b = promoting ? ram.peek(id, block) : ram.take(id, block);
@@ -288,7 +323,7 @@ public final class TieredCache implements AutoCloseable {
     Unit u =
         block == 0 && !forPeer
             ? keys.whole(id, units.length(id, 0))
-            : new Unit(catalog, id, block, units.length(id, block), forPeer);
+            : new Unit(catalog, id, block, units.length(id, block), forPeer).formerHome(formerHome);
     if (disk != null) {
       b = disk.get(u);
       if (b != null) {
@@ -332,7 +367,7 @@ public final class TieredCache implements AutoCloseable {
     if (done != null) {
       return done;
     }
-    byte[] b = peers == null || u.forPeer() ? null : peers.get(u);
+    byte[] b = peers == null ? null : u.forPeer() ? peers.fromFormerHome(u) : peers.get(u);
     if (b == null) {
       b = sourceTier.get(u);
     }

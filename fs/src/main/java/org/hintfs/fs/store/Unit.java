@@ -13,6 +13,7 @@ public final class Unit {
   private final int block;
   private final int length;
   private final boolean forPeer;
+  private String formerHome;
   private String path;
   private String version;
   private CacheKey key;
@@ -60,6 +61,19 @@ public final class Unit {
   /** True when another member asked for the unit: this node is its home and never asks a peer. */
   public boolean forPeer() {
     return forPeer;
+  }
+
+  /**
+   * For a unit another member asked for: the member the asker last knew as its home (a name), to be
+   * asked before the source when this node does not hold it; null when there is none.
+   */
+  public String formerHome() {
+    return formerHome;
+  }
+
+  Unit formerHome(String member) {
+    this.formerHome = member;
+    return this;
   }
 
   /** The file's path in the source. */

@@ -429,4 +429,62 @@ class ClusterTest {
     System.out.printf("partition: slowest read %.1f s%n", slowest.get() / 1e9);
     assertThat(slowest.get() / 1_000_000).isLessThan(ClusterPeerTier.TIMEOUT_MILLIS);
   }
+
+  @Test
+  void afterAHealedPartition_theNewHomeTakesWhatItLacksFromTheFormerOne_notTheSource()
+      throws Exception {
+    // A member cut off (stopped, partitioned) comes back as the home of a third of the files; what
+    // the other side fetched meanwhile is held there. The returning home asks the former home for
+    // what it lacks instead of the source: a rejoin costs messages, not a third of an epoch of
+    // GETs.
+    List<Integer> ports = List.of(freePort(), freePort(), freePort());
+    for (int i = 0; i < 3; i++) {
+      member(i, ports, null, src, true);
+    }
+    awaitMembers(members, 3);
+    HintFs a = members.get(0);
+    HintFs b = members.get(1);
+    HintFs back = members.get(2);
+    org.jgroups.Address aAddr = a.cluster().member().channel().getAddress();
+    org.jgroups.Address bAddr = b.cluster().member().channel().getAddress();
+    org.jgroups.Address cAddr = back.cluster().member().channel().getAddress();
+    cut(a).addIgnoredMembers(cAddr);
+    cut(b).addIgnoredMembers(cAddr);
+    cut(back).addIgnoredMembers(aAddr, bAddr);
+    awaitMembers(List.of(a, b), 2);
+    awaitMembers(List.of(back), 1);
+    // While it is away, one reader on a reads every file: a and b fetch them as their homes.
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(a, paths.get(f))).isEqualTo(content.get(f));
+    }
+    for (HintFs fs : members) {
+      fs.cache().flush();
+    }
+    cut(a).resetIgnoredMembers();
+    cut(b).resetIgnoredMembers();
+    cut(back).resetIgnoredMembers();
+    awaitMembers(members, 3);
+    long sourceBefore = sources.stream().mapToLong(FaultInjectingSource::reads).sum();
+    assertThat(sourceBefore).isEqualTo(FILES);
+    // A reader on b: what b fetched as a home is on its disk; the rest it asks the homes now, and
+    // the returning member, home to a third of them, holds none of those.
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(b, paths.get(f))).isEqualTo(content.get(f));
+    }
+    long homedBack = cluster(back).path("homed_files").asLong();
+    assertThat(homedBack).isPositive();
+    assertThat(sources.stream().mapToLong(FaultInjectingSource::reads).sum())
+        .as("source reads after the rejoin")
+        .isEqualTo(sourceBefore);
+    assertThat(cluster(back).path("reads_from_former_homes").asLong()).isPositive();
+    // What it took is its own now: asked again, it answers from its disk.
+    long formerReads = cluster(back).path("reads_from_former_homes").asLong();
+    for (HintFs fs : members) {
+      fs.cache().flush();
+    }
+    for (int f = 0; f < FILES; f++) {
+      assertThat(readAll(b, paths.get(f))).isEqualTo(content.get(f));
+    }
+    assertThat(cluster(back).path("reads_from_former_homes").asLong()).isEqualTo(formerReads);
+  }
 }

@@ -238,6 +238,11 @@ class TieredCacheTest {
           public boolean isHome(int id) {
             return id == declined;
           }
+
+          @Override
+          public byte[] fromFormerHome(Unit u) {
+            return null;
+          }
         };
     try (TieredCache c =
         TieredCache.open(
