@@ -67,8 +67,14 @@ public final class ClusterMember implements AutoCloseable {
   private final AtomicLong viewChanges = new AtomicLong();
   private final AtomicLong rebalances = new AtomicLong();
 
-  /** Each segment's home now, and before the last topology that moved any (null until then). */
+  /**
+   * Each segment's home now, and in the last earlier homes this node read through (null until
+   * then): the topologies a cluster goes through while its members start, before any reader, held
+   * nothing, and asking them would cost each first-epoch miss a message for nothing.
+   */
   private Address[] homesNow;
+
+  private volatile boolean readSinceHomesMoved;
 
   private volatile Address[] formerHomes;
 
@@ -139,6 +145,7 @@ public final class ClusterMember implements AutoCloseable {
                 + ": give this job its own --cluster name, or mount the same source");
       }
       ClusterMember m = new ClusterMember(cm, config);
+      server.onServe(m::noteRead);
       log.info("joined cluster {} as {}: members {}", config.name(), m.self(), cm.getMembers());
       return m;
     } catch (ClusterRefusedException e) {
@@ -376,7 +383,10 @@ public final class ClusterMember implements AutoCloseable {
     return null;
   }
 
-  /** Notes the homes of the topology now; keeps the last one that differs as the former homes. */
+  /**
+   * Notes the homes of the topology now; the ones they replace become the former homes if this node
+   * read through them.
+   */
   private synchronized void recordHomes() {
     var ch =
         homes
@@ -388,10 +398,26 @@ public final class ClusterMember implements AutoCloseable {
     for (int s = 0; s < now.length; s++) {
       now[s] = ch.locatePrimaryOwnerForSegment(s);
     }
-    if (homesNow != null && !java.util.Arrays.equals(homesNow, now)) {
+    if (homesNow != null && java.util.Arrays.equals(homesNow, now)) {
+      return;
+    }
+    if (homesNow != null && readSinceHomesMoved) {
+      // Homes no read went through (a rebalance's passing phase, the start) leave the last ones
+      // that served reads as the former homes.
       formerHomes = homesNow;
     }
     homesNow = now;
+    readSinceHomesMoved = false;
+  }
+
+  /**
+   * Notes that a sample went through the homes now (asked, fetched as its home, or served): the
+   * homes may hold something when they are former homes.
+   */
+  public void noteRead() {
+    if (!readSinceHomesMoved) {
+      readSinceHomesMoved = true;
+    }
   }
 
   /** True if {@code a} is this member. */

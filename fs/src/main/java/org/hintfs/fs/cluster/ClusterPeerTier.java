@@ -31,6 +31,8 @@ public final class ClusterPeerTier implements PeerTier {
 
   private final java.util.concurrent.ConcurrentHashMap<Address, PeerHealth> health =
       new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.concurrent.ConcurrentHashMap<Address, PeerHealth> peekHealth =
+      new java.util.concurrent.ConcurrentHashMap<>();
   final LongAdder peerHedged = new LongAdder();
   final LongAdder peerSkipped = new LongAdder();
 
@@ -62,6 +64,7 @@ public final class ClusterPeerTier implements PeerTier {
    */
   @Override
   public byte[] get(Unit u) throws IOException {
+    member.noteRead();
     Address home = member.homeOf(u.id());
     if (home == null || member.isSelf(home)) {
       byte[] b = home == null ? null : fromFormerHome(u);
@@ -133,6 +136,7 @@ public final class ClusterPeerTier implements PeerTier {
    */
   @Override
   public byte[] fromFormerHome(Unit u) throws IOException {
+    member.noteRead();
     Address former = member.member(u.formerHome());
     if (former == null || member.isSelf(former)) {
       former = member.formerHomeOf(u.id());
@@ -140,9 +144,12 @@ public final class ClusterPeerTier implements PeerTier {
     if (former == null || member.isSelf(former)) {
       return null;
     }
-    PeerHealth h = health.computeIfAbsent(former, a -> new PeerHealth());
+    // A health of its own: a former home that holds nothing or is slow to say so is not a reason
+    // to stop asking it as a home.
+    PeerHealth h = peekHealth.computeIfAbsent(former, a -> new PeerHealth());
     long t0 = System.nanoTime();
     if (h.skipped(t0)) {
+      formerHomeMisses.increment();
       return null;
     }
     try {

@@ -13,11 +13,17 @@ import org.hintfs.fs.store.TieredCache;
 public final class HomeServer {
   private final Catalog catalog;
   private volatile TieredCache cache; // null until the mount's cache is built
+  private volatile Runnable onServe = () -> {};
   final LongAdder served = new LongAdder();
   final LongAdder bytesServed = new LongAdder();
 
   public HomeServer(Catalog catalog) {
     this.catalog = catalog;
+  }
+
+  /** Runs on each ask served as a home (the member notes that reads go through its homes). */
+  void onServe(Runnable r) {
+    this.onServe = r;
   }
 
   /** The cache to serve from; until it is set, requests fail and the asker reads the source. */
@@ -32,6 +38,7 @@ public final class HomeServer {
    */
   byte[] serve(int id, int block, String path, String formerHome) throws IOException {
     TieredCache c = serving(id, path);
+    onServe.run();
     byte[] b = c.readForPeer(id, block, formerHome);
     served.increment();
     bytesServed.add(b.length);

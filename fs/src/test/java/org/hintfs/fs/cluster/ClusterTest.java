@@ -171,6 +171,9 @@ class ClusterTest {
       // came to it: no miss.
       assertThat(c.path("reads_from_peers").asLong()).isPositive();
       assertThat(c.path("peer_failures").asLong()).isZero();
+      // The homes the members went through while joining held nothing: no miss asked them.
+      assertThat(c.path("former_home_misses").asLong()).isZero();
+      assertThat(c.path("reads_from_former_homes").asLong()).isZero();
     }
     assertThat(homed).isEqualTo(FILES);
     long served = 0;
@@ -454,6 +457,7 @@ class ClusterTest {
     awaitMembers(List.of(a, b), 2);
     awaitMembers(List.of(back), 1);
     // While it is away, one reader on a reads every file: a and b fetch them as their homes.
+    // (Homes no read went through, like those of the members' start, are never asked.)
     for (int f = 0; f < FILES; f++) {
       assertThat(readAll(a, paths.get(f))).isEqualTo(content.get(f));
     }
