@@ -215,6 +215,23 @@ public final class Residency {
     dropGuest(sample);
   }
 
+  /**
+   * The sample, if stored as this node's own, is a guest now (its home moved to another member: a
+   * join, a healed partition): it gives its room to homed samples and staged guests first, and
+   * stays until that room is needed (its new home may ask for it). Pinned and held samples stay
+   * this node's.
+   *
+   * @return true if it became a guest
+   */
+  public boolean disown(int sample) {
+    if (charged[sample] == 0 || isGuest(sample) || pinned.get(sample) || held.get(sample)) {
+      return false;
+    }
+    readGuests.add(sample);
+    guestBytes += charged[sample];
+    return true;
+  }
+
   /** True if the sample is stored as a guest (a copy of another member's homed sample). */
   public boolean isGuest(int sample) {
     return guests.contains(sample) || readGuests.contains(sample);

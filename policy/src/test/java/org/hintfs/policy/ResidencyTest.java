@@ -55,6 +55,26 @@ class ResidencyTest {
   }
 
   @Test
+  void aHomedSampleWhoseHomeMovedAway_isAGuest_givingItsRoomFirst_butPinnedOnesStay() {
+    Residency r = lruOf(3);
+    r.admit(0, 1, false);
+    r.admit(1, 1, false);
+    r.admit(2, 1, false);
+    r.pin(2);
+    // The homes moved (a member came back): 1 and 2 belong to another member now.
+    assertThat(r.disown(1)).isTrue();
+    assertThat(r.disown(2)).isFalse(); // pinned: this node's to keep
+    assertThat(r.disown(1)).isFalse(); // a guest already
+    assertThat(r.disown(7)).isFalse(); // not stored
+    assertThat(r.isGuest(1)).isTrue();
+    assertThat(r.guestCount()).isEqualTo(1);
+    // A guest staged for a reader takes the moved sample's room, not a homed sample's.
+    assertThat(r.admit(3, 1, true)).isTrue();
+    assertThat(evicted).containsExactly(1);
+    assertThat(r.isResident(0) && r.isResident(2) && r.isResident(3)).isTrue();
+  }
+
+  @Test
   void aGuestAlreadyReadLeavesFirst_thenTheOldestUnread_andOneStoredAsHomedIsAGuestNoMore() {
     Residency r = lruOf(3);
     r.admit(0, 1, true);

@@ -76,6 +76,16 @@ public final class ClusterMember implements AutoCloseable {
 
   private volatile boolean readSinceHomesMoved;
 
+  private volatile Runnable homesMoved = () -> {};
+
+  /**
+   * Runs {@code r} whenever the homes move (on Infinispan's notification thread: hand long work to
+   * a thread of its own).
+   */
+  public void onHomesMoved(Runnable r) {
+    this.homesMoved = r;
+  }
+
   private volatile Address[] formerHomes;
 
   private ClusterMember(DefaultCacheManager manager, ClusterConfig config) {
@@ -400,6 +410,9 @@ public final class ClusterMember implements AutoCloseable {
     }
     if (homesNow != null && java.util.Arrays.equals(homesNow, now)) {
       return;
+    }
+    if (homesNow != null) {
+      homesMoved.run();
     }
     if (homesNow != null && readSinceHomesMoved) {
       // Homes no read went through (a rebalance's passing phase, the start) leave the last ones

@@ -177,6 +177,47 @@ public final class ClusterPeerTier implements PeerTier {
     }
   }
 
+  private final java.util.concurrent.atomic.AtomicInteger refileRequests =
+      new java.util.concurrent.atomic.AtomicInteger();
+  final LongAdder refiled = new LongAdder();
+
+  /**
+   * Now and whenever the homes move, files cached as this node's own whose home is another member
+   * become guests in {@code index} ({@link org.hintfs.fs.store.CacheIndex#disownMoved}), on a
+   * thread of its own: one pass at a time, another after it if the homes moved again meanwhile.
+   */
+  public void refileWhenHomesMove(org.hintfs.fs.store.CacheIndex index) {
+    Runnable request =
+        () -> {
+          if (refileRequests.getAndIncrement() > 0) {
+            return; // the running pass goes round again
+          }
+          Thread t =
+              new Thread(
+                  () -> {
+                    int seen;
+                    do {
+                      seen = refileRequests.get();
+                      try {
+                        refiled.add(index.disownMoved(this::isHome));
+                      } catch (RuntimeException e) {
+                        log.debug("re-filing moved homes failed (the cluster is closing?)", e);
+                      }
+                    } while (!refileRequests.compareAndSet(seen, 0)); // asked again meanwhile
+                  },
+                  "homes-moved");
+          t.setDaemon(true);
+          t.start();
+        };
+    member.onHomesMoved(request);
+    request.run(); // a cache kept from an earlier mount holds others' homes as its own
+  }
+
+  /** Cached files that became guests because their home moved to another member. */
+  public long refiledAsGuests() {
+    return refiled.sum();
+  }
+
   /** Units this node, their home, got from the member that was their home before it. */
   public long fromFormerHomes() {
     return fromFormerHomes.sum();

@@ -274,6 +274,7 @@ public final class StatsReport {
     c.put("source_reads_as_home", peers.homedHere());
     c.put("reads_from_former_homes", peers.fromFormerHomes());
     c.put("former_home_misses", peers.formerHomeMisses());
+    c.put("refiled_as_guests", peers.refiledAsGuests());
     c.put("peer_failures", peers.peerFailures());
     c.put("peer_hedged", peers.peerHedged());
     c.put("peer_skipped", peers.peerSkipped());

@@ -39,6 +39,10 @@ final class MountEffects {
                 }
               }
             });
+    // Homes that move away leave their files here as guests, not as this node's own.
+    if (fs.cluster() != null) {
+      fs.cluster().refileWhenHomesMove(cache.index());
+    }
     // A stream that ends leaves estimated next uses behind: re-key what is cached without them.
     hints.streams().onEnd(s -> cache.index().orderChanged());
     hints.setNextHeadLength(fs.config().prefetchWindow());

@@ -131,6 +131,40 @@ public final class CacheIndex {
     residency.own(id);
   }
 
+  /**
+   * Files cached as this node's own whose home is now another member ({@code homedHere} false)
+   * become guests: the homes moved (a join, a healed partition). Without it they kept the room of
+   * homed samples, and a node that had been home to more (while a member was away) had no room left
+   * to stage its readers' next samples. Walks the cached ids off the lock, then takes the lock a
+   * slice at a time.
+   *
+   * @return how many became guests
+   */
+  public int disownMoved(java.util.function.IntPredicate homedHere) {
+    int[] ids = cachedIds();
+    int n = 0;
+    int[] slice = new int[DISOWN_SLICE];
+    for (int i = 0; i < ids.length; ) {
+      int k = 0;
+      for (; i < ids.length && k < slice.length; i++) {
+        if (!homedHere.test(ids[i])) {
+          slice[k++] = ids[i];
+        }
+      }
+      synchronized (this) {
+        for (int j = 0; j < k; j++) {
+          if (residency.disown(slice[j])) {
+            n++;
+          }
+        }
+      }
+    }
+    return n;
+  }
+
+  /** Files {@link #disownMoved} re-files per hold of the lock. */
+  static final int DISOWN_SLICE = 4096;
+
   /** How many files are stored as guests (copies of samples other members are home to). */
   synchronized int guestFiles() {
     return residency.guestCount();

@@ -468,6 +468,17 @@ class ClusterTest {
     cut(b).resetIgnoredMembers();
     cut(back).resetIgnoredMembers();
     awaitMembers(members, 3);
+    // What a cached while home to two thirds of the files and is not home to now is a guest there:
+    // it gives its room to a's homed files and staged reads first.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (cluster(a).path("guest_files").asLong()
+            != FILES - cluster(a).path("homed_files").asLong()
+        && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertThat(cluster(a).path("guest_files").asLong())
+        .isEqualTo(FILES - cluster(a).path("homed_files").asLong());
+    assertThat(cluster(a).path("refiled_as_guests").asLong()).isPositive();
     long sourceBefore = sources.stream().mapToLong(FaultInjectingSource::reads).sum();
     assertThat(sourceBefore).isEqualTo(FILES);
     // A reader on b: what b fetched as a home is on its disk; the rest it asks the homes now, and
