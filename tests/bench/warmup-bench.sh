@@ -7,8 +7,8 @@
 # an empty cache and default options, then at once a trainer (first_pass.py: import torch and
 # torchvision, ImageFolder scan, one DataLoader pass with 8 workers, batch 32, a seeded shuffle).
 # Prints per run: seconds from the mount's start to the mount, the import's end, the scan's end,
-# the first 2,000 samples and the pass's end; the pass's images/s; the daemon's CPU seconds. That
-# every file cost exactly one GET (prefetched or missed at its open) is checked after each run.
+# the first 2,000 samples and the pass's end; the pass's images/s; the daemon's CPU seconds; its
+# GETs (every file once, prefetched or missed at its open, plus any fetched twice).
 # VARIANTS: ';'-separated LABEL|JAR|MOUNT ARGS (JAR: a hintfs.jar in a directory of its own; its
 # AOT cache is built there first, unless HINTFS_AOT=0).
 # Usage: VARIANTS='on|/j/a/hintfs.jar|;off|/j/a/hintfs.jar|--no-warm-up' [ROUNDS=2] \
@@ -38,8 +38,8 @@ for v in "${variants[@]}"; do
 done
 tick=$(getconf CLK_TCK)
 cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
-echo "| round | variant | mount s | import s | scan s | first 2,000 s | end s | pass images/s | daemon CPU s |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| round | variant | mount s | import s | scan s | first 2,000 s | end s | pass images/s | daemon CPU s | GETs |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for round in $(seq "${ROUNDS:-2}"); do
   for v in "${variants[@]}"; do
     IFS='|' read -r label jar margs <<<"$v"
@@ -54,18 +54,17 @@ for round in $(seq "${ROUNDS:-2}"); do
       /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
     out=$(/usr/bin/python3 "$root/tests/bench/first_pass.py" "$work/mnt" "$t0")
     c=$(cpu "$pid")
-    # Every file fetched exactly once (prefetched or an open's miss): the GETs are the files.
     gets=$("$hintfs" status --json "$work/mnt" |
       /usr/bin/python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["source_requests"]["gets"], s["open_misses"])')
-    echo "$label: source GETs, open misses: $gets" >&2
     HINTFS_JAR=$jar "$hintfs" unmount "$work/mnt"
     echo "$out" | /usr/bin/python3 -c '
 import json, sys
 r, a = json.load(sys.stdin), sys.argv[1:]
-print("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f | %.1f |" % (a[0], a[1], float(a[2]),
-      r["import_s"], r["scan_s"], r["first_2000_s"], r["end_s"], r["images_per_s"], float(a[3])))
-if r["files"] != int(a[4]) or int(a[5]) != int(a[4]):
-    sys.exit("read %d files with %s GETs, expected %s of each" % (r["files"], a[5], a[4]))' \
+print("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f | %.1f | %s |" % (a[0], a[1],
+      float(a[2]), r["import_s"], r["scan_s"], r["first_2000_s"], r["end_s"], r["images_per_s"],
+      float(a[3]), a[5]))
+if r["files"] != int(a[4]) or int(a[5]) < int(a[4]):
+    sys.exit("read %d files with %s GETs, expected %s" % (r["files"], a[5], a[4]))' \
       "$round" "$label" "$mounted" "$c" "$FILES" "${gets%% *}"
   done
 done
