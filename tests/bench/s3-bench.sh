@@ -14,8 +14,8 @@
 # so that no filesystem pays for the server's own warm-up. hintfs runs as setup.sh leaves it: with
 # the AOT cache (`hintfs aot-cache`, built here; HINTFS_AOT=0 runs without one).
 # Between each mount and its first pass, a trainer's start: `import torch, torchvision` in
-# /usr/bin/python3 (1.5-3 s of CPU here), the same for every filesystem (hintfs warms its miss path
-# meanwhile; NO_TRAINER_START=1 leaves it out).
+# /usr/bin/python3 (1.5-3 s of CPU here), the same for every filesystem (NO_TRAINER_START=1 leaves
+# it out).
 # FS_ORDER: the order the filesystems are measured in at each endpoint (default: hintfs s3fs rclone).
 # Usage: tests/bench/s3-bench.sh [WORKDIR] (root; after mvn package; needs s3fs and rclone)
 set -euo pipefail

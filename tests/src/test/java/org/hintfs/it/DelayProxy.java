@@ -39,7 +39,6 @@ public final class DelayProxy implements AutoCloseable {
           });
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger maxInFlight = new AtomicInteger();
-  private final AtomicLong requests = new AtomicLong();
   private final AtomicInteger connections = new AtomicInteger();
   private final ConcurrentLinkedQueue<Get> gets = new ConcurrentLinkedQueue<>();
   private final long getIntervalNanos;
@@ -124,11 +123,6 @@ public final class DelayProxy implements AutoCloseable {
     maxInFlight.set(inFlight.get());
   }
 
-  /** Client chunks forwarded (about one per request). */
-  public long requests() {
-    return requests.get();
-  }
-
   /** Every GET forwarded so far, those still unanswered with {@code answeredNs} -1. */
   public List<Get> gets() {
     return new ArrayList<>(gets);
@@ -194,7 +188,6 @@ public final class DelayProxy implements AutoCloseable {
                 getPath[0] = get;
                 getArrived[0] = System.nanoTime();
               }
-              requests.incrementAndGet();
               if (!waiting[0]) {
                 waiting[0] = true;
                 int now = inFlight.incrementAndGet();

@@ -337,63 +337,6 @@ class S3MountIT {
     }
   }
 
-  @Test
-  void theMissWarmUp_runsBeforeTheFirstReader_neverAtTheEndpoint_andCountsNowhere()
-      throws Exception {
-    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 1)) {
-      newMountpoint("mnt-warm");
-      Path log = tmp.resolve("warm.log");
-      mountFlat(proxy.endpoint(), "--log-file", log.toString());
-      long atMount = proxy.requests(); // the probe and the listing
-      waitFor(() -> Files.readString(log).contains("miss warm-up: "));
-      String line =
-          Files.readAllLines(log).stream()
-              .filter(l -> l.contains("miss warm-up: "))
-              .findFirst()
-              .orElseThrow();
-      System.out.println(line);
-      // 16 objects of the mean file size (20-120 KB here), at most 2,000 GETs in at most 3 s.
-      assertThat(line)
-          .containsPattern(
-              "miss warm-up: \\d+ GETs of \\d{5,6} B from an in-process S3 in \\d+ ms"
-                  + " \\((all made|out of time)\\)");
-      int gets = Integer.parseInt(line.replaceAll(".*miss warm-up: (\\d+) GETs.*", "$1"));
-      assertThat(gets).isBetween(1, 2_000);
-      // Not one request reached the endpoint, and the mount counted nothing.
-      assertThat(proxy.requests()).isEqualTo(atMount);
-      JsonNode s = stats();
-      assertThat(s.path("source_requests").path("gets").asLong()).isZero();
-      assertThat(s.path("open_hits").asLong() + s.path("open_misses").asLong()).isZero();
-      assertThat(s.path("misses").asLong()).isZero();
-      // The readers' first pass then: every byte right, one GET per miss.
-      for (String f : flatFiles) {
-        assertThat(Files.readAllBytes(mnt.resolve(f)))
-            .isEqualTo(Files.readAllBytes(flat.resolve(f)));
-      }
-      s = stats();
-      long misses = s.path("open_misses").asLong();
-      assertThat(misses + s.path("open_hits").asLong()).isEqualTo(200);
-      assertThat(misses).isPositive();
-      assertThat(s.path("source_requests").path("gets").asLong()).isEqualTo(misses);
-      assertThat(proxy.requests()).isEqualTo(atMount + misses);
-      Hintfs.unmountQuietly(mnt);
-
-      // --no-warm-up: none at all.
-      Path quiet = tmp.resolve("quiet.log");
-      mountFlat(
-          proxy.endpoint(),
-          "--cache-dir",
-          tmp.resolve("mnt-warm-cache-2").toString(),
-          "--no-warm-up",
-          "--log-file",
-          quiet.toString());
-      Thread.sleep(1_000);
-      assertThat(Files.readAllBytes(mnt.resolve(flatFiles.get(0))))
-          .isEqualTo(Files.readAllBytes(flat.resolve(flatFiles.get(0))));
-      assertThat(Files.readString(quiet)).contains("mounting at").doesNotContain("warm-up");
-    }
-  }
-
   /**
    * Mounts s3://train/flat at {@code mnt} with the server's credentials, through {@code endpoint}.
    */

@@ -28,11 +28,11 @@ import picocli.CommandLine.Parameters;
  * The training run of the AOT cache (Java 25's {@code -XX:AOTCacheOutput}, JEP 483/514/515): the
  * launcher runs this once per jar, and every later daemon starts with the classes it loaded and
  * linked and the method profiles it recorded. It exercises the real paths a daemon takes in its
- * first minutes, in one JVM, through the kernel: a mount of a local directory and one of S3 (an
- * in-process {@link TrainingS3}, no network), each listed, hinted (dataset, seed, losses) and read
- * as misses by several readers, unmounted, then mounted again and read as hits from LMDB (the
- * kernel's pages gone with the first mount, as a later job finds the cache), its stats and {@code
- * status} read, then unmounted.
+ * first minutes, in one JVM, through the kernel: a mount of a local directory, listed, hinted
+ * (dataset, seed, losses) and read as misses by several readers, unmounted, then mounted again and
+ * read as hits from LMDB (the kernel's pages gone with the first mount, as a later job finds the
+ * cache), its stats and {@code status} read, then unmounted. An S3 source's client is not in it: at
+ * 100,000 files over S3 it was worth nothing measurable (BENCHMARKS.md, issue 39).
  */
 @Command(
     name = "aot-train",
@@ -49,15 +49,7 @@ final class AotTrainCommand implements Callable<Integer> {
     Path w = work.toAbsolutePath().normalize();
     deleteTree(w);
     Path src = Files.createDirectories(w.resolve("src"));
-    List<String> files = dataset(src.resolve("train"));
-    train(w, "local", files, List.of(src.toString()));
-    try (TrainingS3 s3 = new TrainingS3("train", "ds/", src)) {
-      train(
-          w,
-          "s3",
-          files,
-          List.of("s3://train/ds", "--endpoint", s3.endpoint(), "--region", "us-east-1"));
-    }
+    train(w, src, dataset(src.resolve("train")));
     deleteTree(w);
     return 0;
   }
@@ -78,19 +70,17 @@ final class AotTrainCommand implements Callable<Integer> {
   }
 
   /**
-   * One source's part: a daemon that reads every file as a miss, hinted; then, as a job started
-   * later on the same cache does, a new daemon reading them as hits from LMDB (the kernel's pages
-   * and the RAM tier went with the first daemon, so every READ reaches the disk tier), its stats
-   * and {@code status} read.
+   * A daemon that reads every file of {@code src} as a miss, hinted; then, as a job started later
+   * on the same cache does, a new daemon reading them as hits from LMDB (the kernel's pages and the
+   * RAM tier went with the first daemon, so every READ reaches the disk tier), its stats and {@code
+   * status} read.
    */
-  private static void train(Path w, String name, List<String> files, List<String> source)
-      throws Exception {
-    Path mnt = Files.createDirectories(w.resolve("mnt-" + name));
+  private static void train(Path w, Path src, List<String> files) throws Exception {
+    Path mnt = Files.createDirectories(w.resolve("mnt"));
     mounted(
         w,
         mnt,
-        name,
-        source,
+        src,
         () -> {
           Path control = mnt.resolve(".hintfs/control");
           hint(control, "dataset train\nseed 7 epoch 0 world 1 rank 0\n");
@@ -104,8 +94,7 @@ final class AotTrainCommand implements Callable<Integer> {
     mounted(
         w,
         mnt,
-        name,
-        source,
+        src,
         () -> {
           hint(mnt.resolve(".hintfs/control"), "dataset train\nseed 7 epoch 1 world 1 rank 0\n");
           read(mnt, files, 2); // hits, from LMDB
@@ -126,21 +115,23 @@ final class AotTrainCommand implements Callable<Integer> {
     void run() throws Exception;
   }
 
-  /** Mounts {@code source} at {@code mnt} in this JVM, runs {@code work}, unmounts. */
-  private static void mounted(Path w, Path mnt, String name, List<String> source, Work work)
-      throws Exception {
-    List<String> args = new ArrayList<>(List.of("mount", "--foreground"));
-    args.add(source.get(0));
-    args.add(mnt.toString());
-    args.addAll(List.of("--cache-dir", w.resolve("cache-" + name).toString()));
-    args.addAll(source.subList(1, source.size()));
+  /** Mounts {@code src} at {@code mnt} in this JVM, runs {@code work}, unmounts. */
+  private static void mounted(Path w, Path mnt, Path src, Work work) throws Exception {
+    String[] args = {
+      "mount",
+      "--foreground",
+      src.toString(),
+      mnt.toString(),
+      "--cache-dir",
+      w.resolve("cache").toString()
+    };
     AtomicInteger status = new AtomicInteger(-1);
-    Thread serving = new Thread(() -> status.set(Main.run(args.toArray(String[]::new))), name);
+    Thread serving = new Thread(() -> status.set(Main.run(args)), "aot-train");
     serving.start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (Mounts.typeAt(mnt).isEmpty()) {
       if (!serving.isAlive() || System.nanoTime() > deadline) {
-        throw new UserError("aot-train: the " + name + " mount did not come up");
+        throw new UserError("aot-train: the mount did not come up");
       }
       Thread.sleep(20);
     }
@@ -151,7 +142,7 @@ final class AotTrainCommand implements Callable<Integer> {
       serving.join(TimeUnit.SECONDS.toMillis(60));
     }
     if (status.get() != 0) {
-      throw new UserError("aot-train: the " + name + " mount ended with status " + status.get());
+      throw new UserError("aot-train: the mount ended with status " + status.get());
     }
   }
 

@@ -90,9 +90,6 @@ final class ForegroundMount {
       if (!c.noWarmUp) {
         org.hintfs.fs.serve.WarmUp.start(
             fs, mp, () -> Mounts.typeAt(mp).filter("fuse.hintfs"::equals).isPresent());
-        if (src instanceof org.hintfs.backing.s3.S3Source) {
-          MissWarmUp.start(fs, c.s3Options());
-        }
       }
       fuse.serve(mp, opts, c.fuseThreads, c.fuseMaxThreads());
     } catch (IllegalStateException e) {

@@ -156,8 +156,8 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--no-warm-up",
       description =
-          "start without warming up: no reads of cached files through the mount and no GETs"
-              + " against an in-process S3 before the first reader")
+          "start without warming up: no reads of cached files through the mount before the"
+              + " first reader")
   boolean noWarmUp;
 
   @Option(
