@@ -7,7 +7,8 @@
 # its answers for a sample it has to fetch takes that long. Rows: all three at 10 ms (the
 # reference), then member 2 slow; per jar of JARS. Columns: the images/s of the ranks on members 0
 # and 1 (their samples over their slowest rank's seconds) per epoch, and the same over the
-# reference row's; member 2's ranks are as slow as its source, whatever the others do.
+# reference row's; member 2's ranks are as slow as its source, whatever the others do; and the
+# share of members 0-1's opens their own cache served, per epoch.
 # With STOP_S (e.g. 30), one more row: member 2 healthy but its daemon stopped (SIGSTOP: its
 # connections stay open, nothing answers) STOP_S seconds, from 3 s into the job; its own ranks wait
 # for it, the others' rate is measured as above.
@@ -51,7 +52,7 @@ job() {
     --world 6 --epochs "$epochs" --seed 0 --drop-caches --no-control \
     --mounts "$(IFS=,; echo "${mnts[*]}")"
   [[ -z $stopper ]] || wait "$stopper"
-  cp "${mnts[0]}/.hintfs/stats" "$work/stats-m0.json"
+  for i in 0 1 2; do cp "${mnts[$i]}/.hintfs/stats" "$work/stats-m$i.json"; done
   for m in "${mnts[@]}"; do "$hintfs" unmount "$m" >/dev/null; done
 }
 # others JSON [REF]: images/s of ranks 0-3 (members 0 and 1) per epoch, and over REF's
@@ -65,17 +66,22 @@ rates = [sum(r["samples"][e] for r in ranks) / max(r["seconds"][e] for r in rank
          for e in range(len(ranks[0]["seconds"]))]
 out = " / ".join("%.0f" % x for x in rates)
 if sys.argv[2]:
-    ref = [float(x) for x in sys.argv[2].split(" / ")]
+    ref = [float(x) for x in sys.argv[2].split(" | ")[0].split(" / ")]
     out += " | " + " / ".join("%.2f" % (x / y) for x, y in zip(rates, ref))
+else:
+    out += " | 1"
+# opens of members 0-1 served from their own cache, per epoch (ranks_check's "local")
+local = [sum(r["local"][e] for r in ranks) / len(ranks) for e in range(len(ranks[0]["local"]))]
+out += " | " + " / ".join("%.2f" % x for x in local)
 print(out + (" | FAILED RANKS %d" % len(bad) if bad else ""))
 PY
 }
-echo "| build | member 2's source | images/s of members 0-1, epochs 0 / 1 | over the 10 ms row |"
-echo "| --- | --- | --- | --- |"
+echo "| build | member 2's source | images/s of members 0-1, epochs 0 / 1 | over the 10 ms row | opens served from their cache |"
+echo "| --- | --- | --- | --- | --- |"
 for side in ${JARS:-built=$root/fs/target/hintfs.jar}; do
   export HINTFS_JAR=${side#*=}
   ref=$(others "$(job 10)")
-  echo "| ${side%%=*} | 10 ms | $ref | 1 |"
+  echo "| ${side%%=*} | 10 ms | $ref |"
   if ((slow > 0)); then
     r=$(others "$(job "$slow")" "$ref")
     echo "| ${side%%=*} | $slow ms | ${r} |"
@@ -84,5 +90,7 @@ for side in ${JARS:-built=$root/fs/target/hintfs.jar}; do
     r=$(others "$(job 10 "$STOP_S")" "$ref")
     echo "| ${side%%=*} | 10 ms, daemon stopped ${STOP_S} s | ${r} |"
   fi
-  grep -o '"peer_[a-z_]*" *: *[0-9]*' "$work/stats-m0.json" | tr '\n' ' ' >&2 || true; echo >&2
+  for i in 0 1 2; do # the last job's cluster counters, per member
+    echo "m$i: $(grep -o -E '"(peer_[a-z_]*|reads_from_former_homes|former_home_misses|refiled_as_guests|source_reads)" *: *[0-9]*' "$work/stats-m$i.json" | tr '\n' ' ')" >&2
+  done
 done
