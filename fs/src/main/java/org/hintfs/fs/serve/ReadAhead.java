@@ -28,8 +28,8 @@ import org.hintfs.fs.store.TieredCache;
  * reader stopped just before where it starts takes that reader's window over (a reader that reopens
  * a shard to read on).
  *
- * <p>A block already in the RAM tier or on disk is not read ahead: its READ copies it out as
- * before, and the kernel is asked to start reading its pages of LMDB's map now (MADV_WILLNEED).
+ * <p>A block already in the RAM tier or on disk is not read ahead: its READ copies it out as before
+ * read-ahead, and nothing more is asked of the kernel for it.
  *
  * <p>The fetches are prefetches ({@link TieredCache#readAhead}: after readers' misses, never in the
  * reads kept for them) and land in the tiers as any fetch (checked, version-pinned); the bytes are

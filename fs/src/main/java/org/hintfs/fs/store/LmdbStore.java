@@ -159,6 +159,7 @@ public final class LmdbStore implements AutoCloseable {
     } catch (RuntimeException e) {
       throw new IOException("cannot open the LMDB cache in " + dir + ": " + e.getMessage(), e);
     }
+    Native.keepLargeAllocations();
     writer = new Thread(this::writeLoop, "lmdb-writer");
     writer.setDaemon(true);
     writer.start();

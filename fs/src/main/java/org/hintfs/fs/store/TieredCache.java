@@ -493,19 +493,15 @@ public final class TieredCache implements AutoCloseable {
 
   /**
    * True if block {@code block} of {@code id} is in the RAM tier or on disk: read-ahead leaves it
-   * to its READ (a 4 MiB copy held on the heap ahead of the reader cost the collector more than the
-   * disk read it saved: read again 700-850 MB/s against 940-1,070 without), and has the kernel
-   * start reading its pages of the map now.
+   * to its READ, which reads it as it did before read-ahead. Neither a 4 MiB copy held on the heap
+   * ahead of the reader (it cost the collector more than the disk read it saved) nor MADV_WILLNEED
+   * on its pages of the map (a madvise per block on the FUSE thread, under the read-ahead's lock;
+   * 6% of a cached pass's CPU) made a cached pass faster: a restarted daemon with it read 1 GiB
+   * from its disk cache at 444-516 MB/s, the build before read-ahead at 711-735 (same cache, same
+   * run).
    */
   public boolean nearAhead(int id, int block) {
-    if (ram.contains(id, block)) {
-      return true;
-    }
-    if (disk == null || !index.isStored(id, block)) {
-      return false;
-    }
-    disk.willNeed(new Unit(catalog, id, block, units.length(id, block), false));
-    return true;
+    return ram.contains(id, block) || (disk != null && index.isStored(id, block));
   }
 
   /** A reader's read of a block it was handed by the read-ahead: the access, hit or miss. */

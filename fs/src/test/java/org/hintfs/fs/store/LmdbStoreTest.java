@@ -89,6 +89,32 @@ class LmdbStoreTest {
   }
 
   @Test
+  void largeValuesRewrittenBatchAfterBatch_withGlibcKeepingTheWritersBuffers_readBackAsLastWritten()
+      throws Exception {
+    // Opening a store has glibc keep the writer's large buffers (Native.keepLargeAllocations): a
+    // buffer reused for the next commit still holds the last value's bytes, which must never show.
+    int n = 8;
+    int len = 4 << 20;
+    long vh = CacheKey.versionHash("etag:big");
+    try (LmdbStore s = new LmdbStore(dir, 256L << 20, bytes -> {})) {
+      assertThat(Native.keepLargeAllocations()).isTrue(); // glibc (the build's and CI's libc)
+      for (int round = 0; round < 3; round++) {
+        byte[][] written = new byte[n][];
+        for (int b = 0; b < n; b++) {
+          written[b] = random(len, round * 100L + b);
+          s.put(CacheKey.of("big.bin", b), vh, written[b], b, "big.bin");
+        }
+        s.flush();
+        for (int b = 0; b < n; b++) {
+          assertThat(s.get(CacheKey.of("big.bin", b), vh, len).payload())
+              .as("block %d after round %d", b, round)
+              .isEqualTo(written[b]);
+        }
+      }
+    }
+  }
+
+  @Test
   void anotherVersionOrLengthIsStale_notServed() throws Exception {
     byte[] payload = random(3_000, 2);
     CacheKey key = CacheKey.of("cls/b.jpg", 0);
