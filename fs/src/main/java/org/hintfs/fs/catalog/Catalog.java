@@ -218,7 +218,7 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       int slash = path.indexOf('/', start);
       int end = slash < 0 ? len : slash;
       if (end > start) {
-        id = childNamed(id, path.substring(start, end));
+        id = childNamed(id, path, start, end);
         if (id < 0) {
           return -1;
         }
@@ -226,6 +226,54 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       start = end + 1;
     }
     return id;
+  }
+
+  /**
+   * The child of {@code dir} named by {@code path}'s chars {@code [from, to)}, or -1. Every open
+   * and getattr resolves its path here: an ASCII name (a dataset's usual one) is compared char by
+   * char with the stored UTF-8 bytes, which for ASCII are the same; no substring and no encoding is
+   * made (they were most of a lookup's cost). Any other name is encoded and looked up as before.
+   */
+  private int childNamed(int dir, String path, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (path.charAt(i) >= 0x80) {
+        return childNamed(dir, path.substring(from, to));
+      }
+    }
+    if (!isDirectory(dir)) {
+      return -1;
+    }
+    int k = Arrays.binarySearch(dirIds, dir);
+    int lo = dirFirstChild[k];
+    int hi = dirFirstChild[k + 1] - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      int c = compareAscii(nameStart[mid], nameStart[mid + 1], path, from, to);
+      if (c < 0) {
+        lo = mid + 1;
+      } else if (c > 0) {
+        hi = mid - 1;
+      } else {
+        return mid;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * {@code names[a, b)} against the ASCII chars {@code s[from, to)}, as {@link
+   * Arrays#compareUnsigned(byte[], int, int, byte[], int, int)} compares their UTF-8 bytes.
+   */
+  private int compareAscii(int a, int b, String s, int from, int to) {
+    int n = Math.min(b - a, to - from);
+    for (int i = 0; i < n; i++) {
+      int x = names[a + i] & 0xFF;
+      int y = s.charAt(from + i);
+      if (x != y) {
+        return x - y;
+      }
+    }
+    return (b - a) - (to - from);
   }
 
   /** The child of {@code dir} called {@code name}, or -1. */

@@ -43,12 +43,51 @@ public final class HintFuse extends FuseStubFS {
   private final long uid;
   private final long gid;
 
+  /**
+   * One {@link FileStat} and one {@link FuseFileInfo} per FUSE thread, pointed at each call's
+   * memory. jnr-fuse's own callbacks make new ones for every call (some 20 objects each, a few
+   * percent of the FUSE threads' CPU on cached opens); a callback is never entered twice at once on
+   * one thread, so one of each per thread serves every call.
+   */
+  private static final ThreadLocal<FileStat> STATS = new ThreadLocal<>();
+
+  private static final ThreadLocal<FuseFileInfo> INFOS = new ThreadLocal<>();
+
   /** An adapter over a filesystem service. */
   public HintFuse(HintFs fs) {
     this.fs = fs;
     com.sun.security.auth.module.UnixSystem unix = new com.sun.security.auth.module.UnixSystem();
     this.uid = unix.getUid();
     this.gid = unix.getGid();
+    // The callbacks of every cached open (getattr, open, read, release) with reused structs.
+    fuseOperations.getattr.set((path, stbuf) -> getattr(path, stat(stbuf)));
+    fuseOperations.open.set((path, fi) -> open(path, info(fi)));
+    fuseOperations.read.set((path, buf, size, off, fi) -> read(path, buf, size, off, info(fi)));
+    fuseOperations.release.set((path, fi) -> release(path, info(fi)));
+  }
+
+  /** This thread's {@link FileStat}, over {@code memory}. */
+  static FileStat stat(Pointer memory) {
+    FileStat st = STATS.get();
+    if (st == null) {
+      st = FileStat.of(memory);
+      STATS.set(st);
+    } else {
+      st.useMemory(memory);
+    }
+    return st;
+  }
+
+  /** This thread's {@link FuseFileInfo}, over {@code memory}. */
+  static FuseFileInfo info(Pointer memory) {
+    FuseFileInfo fi = INFOS.get();
+    if (fi == null) {
+      fi = FuseFileInfo.of(memory);
+      INFOS.set(fi);
+    } else {
+      fi.useMemory(memory);
+    }
+    return fi;
   }
 
   /**
@@ -195,7 +234,9 @@ public final class HintFuse extends FuseStubFS {
   @Override
   public int release(String path, FuseFileInfo fi) {
     try {
-      fs.release(fi.fh.get(), getContext().pid.get());
+      // The caller's pid matters to a control handle only (its last line is applied for it): the
+      // context is not asked for on every release.
+      fs.release(fi.fh.get(), () -> getContext().pid.get());
       return 0;
     } catch (Throwable t) {
       return fail("release", path, t);

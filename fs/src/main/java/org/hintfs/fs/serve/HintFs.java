@@ -437,9 +437,17 @@ public final class HintFs {
 
   /** Closes a handle; a control handle's unfinished last line is applied now, for its writer. */
   public void release(long fh, long pid) {
+    release(fh, () -> pid);
+  }
+
+  /**
+   * {@link #release(long, long)} with the closing process's pid asked for only when the handle is a
+   * control handle (every other release needs none).
+   */
+  public void release(long fh, java.util.function.LongSupplier pid) {
     Handle h = handles.remove(fh);
     if (h instanceof ControlHandle c) {
-      c.release(pid);
+      c.release(pid.getAsLong());
     } else if (readsAhead(h)) {
       readAhead.closed((SampleHandle) h);
     }

@@ -61,6 +61,43 @@ class CatalogTest {
     assertThat(c.lookup("d/" + emoji)).isPositive();
   }
 
+  /**
+   * An ASCII name is compared char by char with the stored UTF-8 bytes, any other name by its
+   * bytes: both must find exactly the names there are, among neighbours of either kind and of every
+   * prefix length (a name is a prefix of the next: "a" < "a.jpg" < "a\u00e9").
+   */
+  @Property(tries = 200)
+  void lookupFindsExactlyTheNamesThereAre_asciiOrNot(
+      @ForAll @Size(min = 1, max = 12) List<@StringLength(min = 1, max = 4) String> raw,
+      @ForAll @StringLength(min = 1, max = 4) String probe) {
+    Set<String> names = new HashSet<>();
+    CatalogBuilder b = new CatalogBuilder();
+    for (String r : raw) {
+      String n = squeeze(r);
+      names.add(n);
+      b.add(SourceObject.file("d/" + n, 1, "t", 0));
+    }
+    Catalog c = b.build();
+    for (String n : names) {
+      int id = c.lookup("/d/" + n);
+      assertThat(id).isPositive();
+      assertThat(c.name(id)).isEqualTo(n);
+    }
+    String q = squeeze(probe);
+    int id = c.lookup("d/" + q);
+    assertThat(id >= 0).isEqualTo(names.contains(q));
+  }
+
+  /** A few chars on both sides of ASCII's end, so that names collide, nest and interleave. */
+  private static String squeeze(String s) {
+    char[] alphabet = {'a', 'b', '.', 'z', '~', '\u00e9', '\u00ff', '\u4e2d'};
+    StringBuilder out = new StringBuilder();
+    for (char ch : s.toCharArray()) {
+      out.append(alphabet[ch % alphabet.length]);
+    }
+    return out.toString();
+  }
+
   @Test
   void duplicateListingKeepsTheLaterEntry_andDirectoryWinsOverFile() {
     CatalogBuilder b = new CatalogBuilder();
