@@ -15,7 +15,8 @@
 #                    full collections, the longest one's CPU ms (user + sys: on a loaded machine a
 #                    pause's wall time is mostly its thread waiting for a core); the longest
 #                    safepoint; and the longest over that run's ImageFolder scan and reads
-# Builds: "this" is the checkout (mount-scripts/hintfs, fs/target/hintfs.jar); BEFORE=DIR adds a
+# Builds: "this" is the checkout (mount-scripts/hintfs, fs/target/hintfs.jar, or THIS_JAR=JAR: a copy
+# that a rebuild while the run waits for the lock does not change); BEFORE=DIR adds a
 # "before" row from another checkout's launcher and jar (e.g. a worktree of the base commit,
 # packaged), so its JVM options are its own; BEFORE_JAR=JAR adds a "before" row of another jar run by
 # this checkout's launcher (a launcher unchanged since). SAMPLES (default 200000) makes a quick run smaller.
@@ -50,46 +51,6 @@ trap 'unmount_if_mounted "$work/mnt"' EXIT
 
 rss() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-# gc_pauses LOG FROM_LINE PASS_JSON: the GC pauses logged after line FROM_LINE (the second pass's
-# run: its ImageFolder scan, then its reads), "max / p99 ms (n, full f; the longest's CPU ms),
-# safepoint max ms, with the scan max ms": the first figures over the reads alone (the wall-clock
-# window scale_pass.py reports; the log's lines carry the time in ms since the epoch), the last over
-# the whole run. A pause line ends in its duration ("GC(7) Pause Young (Allocation Failure)
-# 300M->120M(980M) 12.345ms"; ZGC's are under gc,phases: "y: Pause Mark Start 0.011ms"), its CPU
-# is on its gc,cpu line ("User=0.02s Sys=0.01s Real=0.03s": Real far above the two is a GC thread
-# waiting for a core), a safepoint's has "Total: N ns". "-" where there are none.
-gc_pauses() {
-  tail -n +"$(($2 + 1))" "$1" | /usr/bin/python3 -c '
-import json, re, sys
-w0, w1 = (t * 1000 for t in json.loads(sys.argv[1])["wall"])
-pauses, whole, sp, cpu = [], [], [], {}
-for line in sys.stdin:
-    t = re.search(r"\[(\d+)ms\]", line)
-    inside = t is not None and w0 <= int(t.group(1)) <= w1
-    m = re.search(r"GC\((\d+)\) .*Pause (.*) ([0-9.]+)ms$", line)
-    if m:
-        whole.append(float(m.group(3)))
-        if inside:
-            pauses.append((float(m.group(3)), m.group(1), "Full" in m.group(2) or "(Major)" in m.group(2)))
-    m = re.search(r"GC\((\d+)\) User=([0-9.]+)s Sys=([0-9.]+)s", line)
-    if m:
-        cpu[m.group(1)] = (float(m.group(2)) + float(m.group(3))) * 1000
-    m = re.search(r"Total: ([0-9]+) ns", line)
-    if m and inside:
-        sp.append(int(m.group(1)) / 1e6)
-pauses.sort()
-if not pauses:
-    print("- (0)", end="")
-else:
-    p99 = pauses[min(len(pauses) - 1, int(0.99 * len(pauses)))][0]
-    top = pauses[-1]
-    print("%.1f / %.1f (%d, full %d; CPU %s)" % (top[0], p99, len(pauses), sum(p[2] for p in pauses),
-          "%.0f" % cpu[top[1]] if top[1] in cpu else "-"), end="")
-print(", safepoint max %.1f" % max(sp) if sp else "", end="")
-print(", with the scan %.1f" % max(whole) if whole else "", end="")
-' "$3"
-}
-
 # passes FS_PID: the two passes over $work/mnt (or the tree), the second's JSON on stdout.
 passes() {
   "${py[@]}" pass "$1" "$samples" "${2:-}" >/dev/null
@@ -103,7 +64,7 @@ hintfs_row() {
   echo "scale-bench: $label" >&2
   rm -rf "$work/cache-$label" "$gclog"
   local t0=$EPOCHREALTIME
-  HINTFS_JAR=$jar HINTFS_JAVA_OPTS="-Xlog:gc*,safepoint:file=$gclog:timemillis,uptime,level,tags ${EXTRA_JAVA_OPTS:-}" "$launcher" mount \
+  HINTFS_JAR=$jar HINTFS_JAVA_OPTS="$(gc_log_opts "$gclog") ${EXTRA_JAVA_OPTS:-}" "$launcher" mount \
     "$tree" "$work/mnt" --cache-dir "$work/cache-$label" --log-file "$work/daemon-$label.log" >/dev/null
   local mount_s pid r1 r2 r3 scan pass lines
   mount_s=$(echo "$EPOCHREALTIME - $t0" | bc)
@@ -130,7 +91,7 @@ IFS=';' read -r -a variants <<<"${VARIANTS:-this}"
 for v in "${variants[@]}"; do
   opts=''
   [[ $v == *=* ]] && opts=${v#*=}
-  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $opts" hintfs_row "${v%%=*}" "$hintfs" "$root/fs/target/hintfs.jar"
+  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $opts" hintfs_row "${v%%=*}" "$hintfs" "${THIS_JAR:-$root/fs/target/hintfs.jar}"
 done
 if [[ -n ${BEFORE:-} ]]; then
   hintfs_row before "$BEFORE/mount-scripts/hintfs" "$BEFORE/fs/target/hintfs.jar"
