@@ -144,3 +144,47 @@ sys.exit(0 if gets == s["open_misses"] else 1)' || { echo "bench: source request
 }
 
 unmount_fs() { if [[ $1 == hintfs ]]; then "$hintfs" unmount "$2"; else umount "$2"; fi; }
+
+# gc_log_opts LOG: the JVM options that have a daemon log its GC pauses and safepoints into LOG.
+gc_log_opts() { echo "-Xlog:gc*,safepoint:file=$1:timemillis,uptime,level,tags"; }
+
+# gc_pauses LOG FROM_LINE JSON: the GC pauses a daemon logged (-Xlog:gc*,safepoint:file=LOG:
+# timemillis,uptime,level,tags, as gc_log_opts gives) after line FROM_LINE, as "max / p99 ms (n, full
+# f; the longest's CPU ms), safepoint max ms, with the scan max ms": the first figures over the
+# wall-clock window JSON's "wall" gives ([start, end], s since the epoch; the log's lines carry the
+# time in ms since the epoch), the last over every line after FROM_LINE (scale-bench: the pass's
+# ImageFolder scan too). A pause line ends in its duration ("GC(7) Pause Young (Allocation Failure)
+# 300M->120M(980M) 12.345ms"; ZGC's are under gc,phases: "y: Pause Mark Start 0.011ms"), its CPU
+# is on its gc,cpu line ("User=0.02s Sys=0.01s Real=0.03s": Real far above the two is a GC thread
+# waiting for a core), a safepoint's has "Total: N ns". "-" where there are none.
+gc_pauses() {
+  tail -n +"$(($2 + 1))" "$1" | /usr/bin/python3 -c '
+import json, re, sys
+w0, w1 = (t * 1000 for t in json.loads(sys.argv[1])["wall"])
+pauses, whole, sp, cpu = [], [], [], {}
+for line in sys.stdin:
+    t = re.search(r"\[(\d+)ms\]", line)
+    inside = t is not None and w0 <= int(t.group(1)) <= w1
+    m = re.search(r"GC\((\d+)\) .*Pause (.*) ([0-9.]+)ms$", line)
+    if m:
+        whole.append(float(m.group(3)))
+        if inside:
+            pauses.append((float(m.group(3)), m.group(1), "Full" in m.group(2) or "(Major)" in m.group(2)))
+    m = re.search(r"GC\((\d+)\) User=([0-9.]+)s Sys=([0-9.]+)s", line)
+    if m:
+        cpu[m.group(1)] = (float(m.group(2)) + float(m.group(3))) * 1000
+    m = re.search(r"Total: ([0-9]+) ns", line)
+    if m and inside:
+        sp.append(int(m.group(1)) / 1e6)
+pauses.sort()
+if not pauses:
+    print("- (0)", end="")
+else:
+    p99 = pauses[min(len(pauses) - 1, int(0.99 * len(pauses)))][0]
+    top = pauses[-1]
+    print("%.1f / %.1f (%d, full %d; CPU %s)" % (top[0], p99, len(pauses), sum(p[2] for p in pauses),
+          "%.0f" % cpu[top[1]] if top[1] in cpu else "-"), end="")
+print(", safepoint max %.1f" % max(sp) if sp else "", end="")
+print(", with the scan %.1f" % max(whole) if whole else "", end="")
+' "$3"
+}

@@ -10,10 +10,16 @@
 #                    raw bytes): the second of two identical passes, so the first filled the cache
 #   CPU ms/1k opens  the file system process's utime + stime over that pass per 1,000 samples
 #   RSS MB           the daemon's VmRSS after mount / scan / the two passes
-#   GC max ms        the longest GC pause over the measured pass (-Xlog:gc into WORK/gc-LABEL.log)
-# Builds: "this" is the checkout (mount-scripts/hintfs, fs/target/hintfs.jar); BEFORE=DIR adds a
+#   GC pauses        over the measured pass's reads (-Xlog:gc*,safepoint into WORK/gc-LABEL.log):
+#                    the longest and the 99th percentile GC pause (ms), how many, how many were
+#                    full collections, the longest one's CPU ms (user + sys: on a loaded machine a
+#                    pause's wall time is mostly its thread waiting for a core); the longest
+#                    safepoint; and the longest over that run's ImageFolder scan and reads
+# Builds: "this" is the checkout (mount-scripts/hintfs, fs/target/hintfs.jar, or THIS_JAR=JAR: a copy
+# that a rebuild while the run waits for the lock does not change); BEFORE=DIR adds a
 # "before" row from another checkout's launcher and jar (e.g. a worktree of the base commit,
-# packaged), so its JVM options are its own. SAMPLES (default 200000) makes a quick run smaller.
+# packaged), so its JVM options are its own; BEFORE_JAR=JAR adds a "before" row of another jar run by
+# this checkout's launcher (a launcher unchanged since). SAMPLES (default 200000) makes a quick run smaller.
 # Run under the bench lock: flock /tmp/hintfs-bench.lock tests/bench/scale-bench.sh [WORKDIR]
 # Root (bindfs, drop_caches not needed: every pass but the first is a cached one). ~10 min.
 set -euo pipefail
@@ -45,13 +51,6 @@ trap 'unmount_if_mounted "$work/mnt"' EXIT
 
 rss() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-# gc_max LOG FROM_LINE: the longest pause (ms) logged after line FROM_LINE, and how many.
-gc_max() {
-  # ZGC logs no "Pause" at -Xlog:gc (its pauses are under gc+phases): "- (0)" then, not a failure.
-  tail -n +"$(($2 + 1))" "$1" | { grep 'Pause' || true; } | grep -o '[0-9.]*ms$' | tr -d ms | sort -g |
-    awk '{ m = $1; n++ } END { printf "%.1f (%d)", m, n }'
-}
-
 # passes FS_PID: the two passes over $work/mnt (or the tree), the second's JSON on stdout.
 passes() {
   "${py[@]}" pass "$1" "$samples" "${2:-}" >/dev/null
@@ -65,7 +64,7 @@ hintfs_row() {
   echo "scale-bench: $label" >&2
   rm -rf "$work/cache-$label" "$gclog"
   local t0=$EPOCHREALTIME
-  HINTFS_JAR=$jar HINTFS_JAVA_OPTS="-Xlog:gc:file=$gclog ${EXTRA_JAVA_OPTS:-}" "$launcher" mount \
+  HINTFS_JAR=$jar HINTFS_JAVA_OPTS="$(gc_log_opts "$gclog") ${EXTRA_JAVA_OPTS:-}" "$launcher" mount \
     "$tree" "$work/mnt" --cache-dir "$work/cache-$label" --log-file "$work/daemon-$label.log" >/dev/null
   local mount_s pid r1 r2 r3 scan pass lines
   mount_s=$(echo "$EPOCHREALTIME - $t0" | bc)
@@ -78,7 +77,7 @@ hintfs_row() {
   pass=$("${py[@]}" pass "$work/mnt" "$samples" "$pid")
   r3=$(rss "$pid")
   local gc
-  gc=$(gc_max "$gclog" "$lines")
+  gc=$(gc_pauses "$gclog" "$lines" "$pass")
   # HISTO=1: the live heap by class (a full GC, after the figures above) into WORK/histo-LABEL.txt
   if [[ -n ${HISTO:-} ]]; then jcmd "$pid" GC.class_histogram | head -25 >"$work/histo-$label.txt"; fi
   HINTFS_JAR=$jar "$launcher" unmount "$work/mnt"
@@ -92,10 +91,13 @@ IFS=';' read -r -a variants <<<"${VARIANTS:-this}"
 for v in "${variants[@]}"; do
   opts=''
   [[ $v == *=* ]] && opts=${v#*=}
-  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $opts" hintfs_row "${v%%=*}" "$hintfs" "$root/fs/target/hintfs.jar"
+  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $opts" hintfs_row "${v%%=*}" "$hintfs" "${THIS_JAR:-$root/fs/target/hintfs.jar}"
 done
 if [[ -n ${BEFORE:-} ]]; then
   hintfs_row before "$BEFORE/mount-scripts/hintfs" "$BEFORE/fs/target/hintfs.jar"
+fi
+if [[ -n ${BEFORE_JAR:-} ]]; then
+  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} ${BEFORE_OPTS:-}" hintfs_row before "$hintfs" "$BEFORE_JAR"
 fi
 
 bindfs -f -r "$tree" "$work/mnt" &
@@ -119,7 +121,7 @@ ref = {r[0]: json.loads(r[3]) for r in rows}
 b, e = ref["bindfs"], ref["ext4"]
 print("%d samples per pass, %d files" % (samples, 1281000))
 print("| fs | mount s | ImageFolder scan s | cached pass images/s | x bindfs | x ext4 "
-      "| CPU ms / 1,000 opens | x bindfs | RSS MB after mount / scan / passes | GC max ms (pauses) |")
+      "| CPU ms / 1,000 opens | x bindfs | RSS MB after mount / scan / passes | GC pauses in the reads: max / p99 ms (n, full; CPU ms of the max) |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for label, mount, scan, p, rss, gc in rows:
     p = json.loads(p)

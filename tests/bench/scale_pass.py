@@ -8,7 +8,9 @@ which has torch and torchvision).
                                             files are 256 B stand-ins). Prints JSON: seconds,
                                             images/s, and with PID the CPU seconds that process
                                             spent over the pass (utime + stime, /proc/PID/stat),
-                                            in all and by thread name.
+                                            in all and by thread name, and the wall-clock
+                                            times (s since the epoch) the reads began and
+                                            ended (the GC log's window).
 
 The same seed draws the same SAMPLES files in every pass, so a second pass reads what the first
 one cached.
@@ -88,17 +90,25 @@ def main():
     cpu0 = cpu_seconds(pid) if pid else 0.0
     t0s = threads(pid) if pid else {}
     t0 = time.monotonic()
+    wall0 = time.time()
     total = 0
     for n in loader:
         total += n
     secs = time.monotonic() - t0
+    wall1 = time.time()
     cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
     per_thread = by_thread(t0s, threads(pid)) if pid else {}
     if total != samples * 256:
         sys.exit("read %d bytes, expected %d" % (total, samples * 256))
     print(
         json.dumps(
-            {"seconds": secs, "images_per_s": samples / secs, "cpu_s": cpu, "threads": per_thread}
+            {
+                "seconds": secs,
+                "images_per_s": samples / secs,
+                "cpu_s": cpu,
+                "threads": per_thread,
+                "wall": [wall0, wall1],
+            }
         )
     )
 

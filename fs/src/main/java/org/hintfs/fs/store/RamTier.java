@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The RAM tier: a Caffeine cache of units weighed by their bytes. It holds what was fetched (not
@@ -12,18 +13,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * what was promoted from disk for a predicted open, which that open's read takes out again. With no
  * RAM ({@code bytes} 0) nothing goes in: Caffeine evicts asynchronously, so even a cache of weight
  * 0 would serve a just-fetched unit for a moment, as a hit nobody admitted.
+ *
+ * <p>The bytes live outside the heap ({@link NativeBytes}); the heap holds a small entry per unit.
+ * On a heap of {@code byte[]}s the collector copied each new entry once or twice (young
+ * collections) and slid the whole tier in a full one: 512 MiB of samples on a Serial heap. A read
+ * copies the unit out into a new array, which its open holds and drops: garbage that dies young. An
+ * entry's memory is freed when Caffeine lets it go (evicted, replaced, removed), or by the last
+ * reader still copying out of it.
  */
 final class RamTier implements Tier {
   private final long bytes;
 
   /**
-   * Heap an entry takes beyond its bytes, counted in its weight: the array's header (16), the boxed
-   * key (16), Caffeine's node (40) and its map's (32). At ImageNet-shaped 256 B files the tier
-   * weighed payload alone and held 1.4x its size in heap; at 110 KB JPEGs this is 0.1%.
+   * Memory an entry takes beyond its bytes, counted in its weight: on the heap the boxed key (16),
+   * Caffeine's node (40), its map's (32) and the {@link NativeBytes} (32); malloc's chunk header
+   * and rounding (16). At ImageNet-shaped 256 B files a tier that weighed payload alone held 1.4x
+   * its size; at 110 KB JPEGs this is 0.1%.
    */
-  static final int ENTRY_OVERHEAD = 104;
+  static final int ENTRY_OVERHEAD = 136;
 
-  private final Cache<Long, byte[]> ram;
+  private final Cache<Long, NativeBytes> ram;
+
+  /** Native bytes allocated for entries and not freed yet. */
+  private final AtomicLong held = new AtomicLong();
 
   /**
    * Entries read ahead from disk for a predicted open, dropped once that open reads them, and when
@@ -37,9 +49,13 @@ final class RamTier implements Tier {
     this.ram =
         Caffeine.newBuilder()
             .maximumWeight(bytes)
-            .weigher((Long k, byte[] v) -> v.length + ENTRY_OVERHEAD)
+            .weigher((Long k, NativeBytes v) -> v.length() + ENTRY_OVERHEAD)
             // Called inside the eviction of the key, so a promote racing with it is ordered.
-            .evictionListener((Long k, byte[] v, RemovalCause c) -> promoted.remove(k))
+            .evictionListener((Long k, NativeBytes v, RemovalCause c) -> promoted.remove(k))
+            // Every way out (evicted, replaced, removed) gives up the tier's reference, on the
+            // thread that caused it (no executor between an eviction and the memory's release).
+            .removalListener((Long k, NativeBytes v, RemovalCause c) -> v.release())
+            .executor(Runnable::run)
             .build();
   }
 
@@ -52,7 +68,7 @@ final class RamTier implements Tier {
   /** {@link #get} by id and block. */
   byte[] take(int id, int block) {
     long rk = Unit.ramKey(id, block);
-    byte[] b = ram.getIfPresent(rk);
+    byte[] b = copy(ram.getIfPresent(rk));
     if (b != null && promoted.remove(rk)) {
       ram.invalidate(rk);
     }
@@ -61,7 +77,12 @@ final class RamTier implements Tier {
 
   /** The unit's bytes if held, leaving a promoted one in place. */
   byte[] peek(int id, int block) {
-    return ram.getIfPresent(Unit.ramKey(id, block));
+    return copy(ram.getIfPresent(Unit.ramKey(id, block)));
+  }
+
+  /** A heap copy of an entry's bytes; null for none, or one freed while this reader got to it. */
+  private static byte[] copy(NativeBytes e) {
+    return e == null ? null : e.copy();
   }
 
   @Override
@@ -80,18 +101,20 @@ final class RamTier implements Tier {
 
   @Override
   public void put(Unit u, byte[] b) {
-    if (bytes > 0) {
-      ram.put(u.ramKey(), b);
+    NativeBytes e = bytes > 0 ? NativeBytes.copyOf(b, held) : null;
+    if (e != null) {
+      ram.put(u.ramKey(), e);
     }
   }
 
   /** Holds a unit read from disk ahead of a predicted open, until that open's read takes it. */
   void promote(Unit u, byte[] b) {
-    if (bytes > 0) {
+    NativeBytes e = bytes > 0 ? NativeBytes.copyOf(b, held) : null;
+    if (e != null) {
       // Marked first: an eviction after the put unmarks it; one before leaves an unmarked entry,
       // held until evicted like a fetched one, never a mark without an entry.
       promoted.add(u.ramKey());
-      ram.put(u.ramKey(), b);
+      ram.put(u.ramKey(), e);
     }
   }
 
@@ -106,6 +129,20 @@ final class RamTier implements Tier {
     boolean had = ram.asMap().remove(rk) != null;
     promoted.remove(rk);
     return had;
+  }
+
+  /** Native bytes held for entries now, including any a reader still copies out of. */
+  long nativeBytes() {
+    return held.get();
+  }
+
+  /**
+   * Drops every entry (the cache closes); memory a reader still copies from goes when it is done.
+   */
+  void clear() {
+    ram.invalidateAll();
+    ram.cleanUp();
+    promoted.clear();
   }
 
   /** Entries marked promoted now (tests). */

@@ -644,6 +644,7 @@ public final class TieredCache implements AutoCloseable {
 
   @Override
   public void close() throws InterruptedException {
+    ram.clear();
     if (store != null) {
       store.close();
     }
