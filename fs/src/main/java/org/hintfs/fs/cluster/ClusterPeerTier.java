@@ -183,8 +183,9 @@ public final class ClusterPeerTier implements PeerTier {
 
   /**
    * Now and whenever the homes move, files cached as this node's own whose home is another member
-   * become guests in {@code index} ({@link org.hintfs.fs.store.CacheIndex#disownMoved}), on a
-   * thread of its own: one pass at a time, another after it if the homes moved again meanwhile.
+   * become guests in {@code index}, and guests whose home is this node its own ({@link
+   * org.hintfs.fs.store.CacheIndex#refileMoved}), on a thread of its own: one pass at a time,
+   * another after it if the homes moved again meanwhile.
    */
   public void refileWhenHomesMove(org.hintfs.fs.store.CacheIndex index) {
     Runnable request =
@@ -199,7 +200,7 @@ public final class ClusterPeerTier implements PeerTier {
                     do {
                       seen = refileRequests.get();
                       try {
-                        refiled.add(index.disownMoved(this::isHome));
+                        refiled.add(index.refileMoved(this::isHome));
                       } catch (RuntimeException e) {
                         log.debug("re-filing moved homes failed (the cluster is closing?)", e);
                       }

@@ -132,28 +132,29 @@ public final class CacheIndex {
   }
 
   /**
-   * Files cached as this node's own whose home is now another member ({@code homedHere} false)
-   * become guests: the homes moved (a join, a healed partition). Without it they kept the room of
-   * homed samples, and a node that had been home to more (while a member was away) had no room left
-   * to stage its readers' next samples. Walks the cached ids off the lock, then takes the lock a
-   * slice at a time.
+   * Re-files what is cached after the homes moved (a join, a healed partition): a file whose home
+   * is now another member ({@code homedHere} false) becomes a guest, one whose home is now this
+   * node is its own. Without it, the files a node had been home to kept the room of homed samples
+   * after their homes moved away, and a node that had been home to more (while a member was away)
+   * had no room left to stage its readers' next samples. Walks the cached ids off the lock, then
+   * takes the lock a slice at a time.
    *
    * @return how many became guests
    */
-  public int disownMoved(java.util.function.IntPredicate homedHere) {
+  public int refileMoved(java.util.function.IntPredicate homedHere) {
     int[] ids = cachedIds();
     int n = 0;
-    int[] slice = new int[DISOWN_SLICE];
-    for (int i = 0; i < ids.length; ) {
-      int k = 0;
-      for (; i < ids.length && k < slice.length; i++) {
-        if (!homedHere.test(ids[i])) {
-          slice[k++] = ids[i];
-        }
+    for (int from = 0; from < ids.length; from += REFILE_SLICE) {
+      int to = Math.min(ids.length, from + REFILE_SLICE);
+      boolean[] here = new boolean[to - from];
+      for (int i = from; i < to; i++) {
+        here[i - from] = homedHere.test(ids[i]);
       }
       synchronized (this) {
-        for (int j = 0; j < k; j++) {
-          if (residency.disown(slice[j])) {
+        for (int i = from; i < to; i++) {
+          if (here[i - from]) {
+            residency.own(ids[i]);
+          } else if (residency.disown(ids[i])) {
             n++;
           }
         }
@@ -162,8 +163,8 @@ public final class CacheIndex {
     return n;
   }
 
-  /** Files {@link #disownMoved} re-files per hold of the lock. */
-  static final int DISOWN_SLICE = 4096;
+  /** Files {@link #refileMoved} re-files per hold of the lock. */
+  static final int REFILE_SLICE = 4096;
 
   /** How many files are stored as guests (copies of samples other members are home to). */
   synchronized int guestFiles() {

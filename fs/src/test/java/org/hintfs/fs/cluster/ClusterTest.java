@@ -341,6 +341,24 @@ class ClusterTest {
   }
 
   /** Drops every message between this member and {@code others}, both ways, until healed. */
+  /** Cuts {@code lone} off from {@code a} and {@code b}: messages are dropped both ways. */
+  static void partition(HintFs a, HintFs b, HintFs lone) throws Exception {
+    org.jgroups.Address aAddr = a.cluster().member().channel().getAddress();
+    org.jgroups.Address bAddr = b.cluster().member().channel().getAddress();
+    org.jgroups.Address loneAddr = lone.cluster().member().channel().getAddress();
+    cut(a).addIgnoredMembers(loneAddr);
+    cut(b).addIgnoredMembers(loneAddr);
+    cut(lone).addIgnoredMembers(aAddr, bAddr);
+  }
+
+  /** Lets every member's messages through again and waits for MERGE3 to join them all. */
+  void heal() throws Exception {
+    for (HintFs fs : members) {
+      cut(fs).resetIgnoredMembers();
+    }
+    awaitMembers(members, 3);
+  }
+
   static org.jgroups.protocols.DISCARD cut(HintFs fs) throws Exception {
     org.jgroups.JChannel ch = fs.cluster().member().channel();
     org.jgroups.protocols.DISCARD d =
@@ -366,9 +384,6 @@ class ClusterTest {
     HintFs a = members.get(0);
     HintFs b = members.get(1);
     HintFs alone = members.get(2);
-    org.jgroups.Address aAddr = a.cluster().member().channel().getAddress();
-    org.jgroups.Address bAddr = b.cluster().member().channel().getAddress();
-    org.jgroups.Address cAddr = alone.cluster().member().channel().getAddress();
     // Readers on both sides read every file, over and over, while the network splits under them.
     java.util.concurrent.atomic.AtomicBoolean stop =
         new java.util.concurrent.atomic.AtomicBoolean();
@@ -392,9 +407,7 @@ class ClusterTest {
               }));
     }
     Thread.sleep(500);
-    cut(a).addIgnoredMembers(cAddr);
-    cut(b).addIgnoredMembers(cAddr);
-    cut(alone).addIgnoredMembers(aAddr, bAddr);
+    partition(a, b, alone);
     // Failure detection splits the view: each side is a cluster of its own, homes rehashed.
     awaitMembers(List.of(a, b), 2);
     awaitMembers(List.of(alone), 1);
@@ -408,10 +421,7 @@ class ClusterTest {
     assertThat(cluster(alone).path("reads_from_peers").asLong()).isEqualTo(aloneFromPeersBefore);
     assertThat(cluster(alone).path("homed_files").asLong()).isEqualTo(FILES);
     // Healed, MERGE3 joins the sides and the homes are shared by three again.
-    cut(a).resetIgnoredMembers();
-    cut(b).resetIgnoredMembers();
-    cut(alone).resetIgnoredMembers();
-    awaitMembers(members, 3);
+    heal();
     stop.set(true);
     for (Future<Integer> r : readers) {
       assertThat(r.get(120, TimeUnit.SECONDS)).isPositive();
@@ -448,12 +458,7 @@ class ClusterTest {
     HintFs a = members.get(0);
     HintFs b = members.get(1);
     HintFs back = members.get(2);
-    org.jgroups.Address aAddr = a.cluster().member().channel().getAddress();
-    org.jgroups.Address bAddr = b.cluster().member().channel().getAddress();
-    org.jgroups.Address cAddr = back.cluster().member().channel().getAddress();
-    cut(a).addIgnoredMembers(cAddr);
-    cut(b).addIgnoredMembers(cAddr);
-    cut(back).addIgnoredMembers(aAddr, bAddr);
+    partition(a, b, back);
     awaitMembers(List.of(a, b), 2);
     awaitMembers(List.of(back), 1);
     // While it is away, one reader on a reads every file: a and b fetch them as their homes.
@@ -464,10 +469,7 @@ class ClusterTest {
     for (HintFs fs : members) {
       fs.cache().flush();
     }
-    cut(a).resetIgnoredMembers();
-    cut(b).resetIgnoredMembers();
-    cut(back).resetIgnoredMembers();
-    awaitMembers(members, 3);
+    heal();
     // What a cached while home to two thirds of the files and is not home to now is a guest there:
     // it gives its room to a's homed files and staged reads first.
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
