@@ -240,6 +240,14 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
         return childNamed(dir, path.substring(from, to));
       }
     }
+    return search(dir, null, path, from, to);
+  }
+
+  /**
+   * The child of {@code dir} whose name is {@code key} (UTF-8), or, with {@code key} null, the
+   * ASCII chars {@code s[from, to)}; -1 if there is none. The children are sorted by their bytes.
+   */
+  private int search(int dir, byte[] key, String s, int from, int to) {
     if (!isDirectory(dir)) {
       return -1;
     }
@@ -248,7 +256,11 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
     int hi = dirFirstChild[k + 1] - 1;
     while (lo <= hi) {
       int mid = (lo + hi) >>> 1;
-      int c = compareAscii(nameStart[mid], nameStart[mid + 1], path, from, to);
+      int c =
+          key == null
+              ? compareAscii(nameStart[mid], nameStart[mid + 1], s, from, to)
+              : Arrays.compareUnsigned(
+                  names, nameStart[mid], nameStart[mid + 1], key, 0, key.length);
       if (c < 0) {
         lo = mid + 1;
       } else if (c > 0) {
@@ -278,25 +290,7 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
 
   /** The child of {@code dir} called {@code name}, or -1. */
   public int childNamed(int dir, String name) {
-    if (!isDirectory(dir)) {
-      return -1;
-    }
-    byte[] key = name.getBytes(UTF_8);
-    int k = Arrays.binarySearch(dirIds, dir);
-    int lo = dirFirstChild[k];
-    int hi = dirFirstChild[k + 1] - 1;
-    while (lo <= hi) {
-      int mid = (lo + hi) >>> 1;
-      int c = Arrays.compareUnsigned(names, nameStart[mid], nameStart[mid + 1], key, 0, key.length);
-      if (c < 0) {
-        lo = mid + 1;
-      } else if (c > 0) {
-        hi = mid - 1;
-      } else {
-        return mid;
-      }
-    }
-    return -1;
+    return isDirectory(dir) ? search(dir, name.getBytes(UTF_8), null, 0, 0) : -1;
   }
 
   /** Bytes of heap the arrays hold (array headers ignored). */

@@ -68,26 +68,27 @@ public final class HintFuse extends FuseStubFS {
 
   /** This thread's {@link FileStat}, over {@code memory}. */
   static FileStat stat(Pointer memory) {
-    FileStat st = STATS.get();
-    if (st == null) {
-      st = FileStat.of(memory);
-      STATS.set(st);
-    } else {
-      st.useMemory(memory);
-    }
-    return st;
+    return reuse(STATS, memory, FileStat::of);
   }
 
   /** This thread's {@link FuseFileInfo}, over {@code memory}. */
   static FuseFileInfo info(Pointer memory) {
-    FuseFileInfo fi = INFOS.get();
-    if (fi == null) {
-      fi = FuseFileInfo.of(memory);
-      INFOS.set(fi);
+    return reuse(INFOS, memory, FuseFileInfo::of);
+  }
+
+  /**
+   * This thread's struct of its kind, pointed at {@code memory}; made on the thread's first call.
+   */
+  private static <T extends Struct> T reuse(
+      ThreadLocal<T> mine, Pointer memory, java.util.function.Function<Pointer, T> make) {
+    T s = mine.get();
+    if (s == null) {
+      s = make.apply(memory);
+      mine.set(s);
     } else {
-      fi.useMemory(memory);
+      s.useMemory(memory);
     }
-    return fi;
+    return s;
   }
 
   /**
