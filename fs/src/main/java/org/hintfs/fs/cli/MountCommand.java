@@ -85,10 +85,11 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--fuse-threads",
       paramLabel = "N",
-      defaultValue = "32",
+      defaultValue = "1",
       description =
-          "threads kept waiting for kernel requests; more start while all are busy, up to"
-              + " --fuse-max-threads (default: ${DEFAULT-VALUE})")
+          "the fewest threads reading kernel requests; more read while they are busy (up to two"
+              + " per core), and each request waiting on the source or a peer hands its thread's"
+              + " place to another, up to --fuse-max-threads (default: ${DEFAULT-VALUE})")
   int fuseThreads;
 
   /** The default of {@code --fuse-max-threads} (or {@code --fuse-threads}, if that is more). */

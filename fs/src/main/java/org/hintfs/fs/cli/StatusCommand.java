@@ -240,7 +240,9 @@ final class StatusCommand implements Callable<Integer> {
         out,
         "FUSE threads",
         s.path("fuse_threads").asLong()
-            + " now, at most "
+            + " now ("
+            + s.path("fuse_readers").asLong()
+            + " reading), at most "
             + s.path("fuse_threads_peak").asLong()
             + " at once (--fuse-max-threads "
             + s.path("fuse_threads_max").asLong()

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Set;
+import org.hintfs.fs.concurrent.Blocking;
 import org.hintfs.fs.stream.Stream;
 import org.hintfs.fs.stream.Streams;
 
@@ -82,12 +83,23 @@ public final class ControlInput {
         firstError = firstError == null ? "line too long" : firstError;
       }
     }
-    boolean stillApplying =
-        readerLine && !state.awaitApplied(readerLineWaitMs); // outside the handle's lock
+    boolean stillApplying = readerLine && !awaitApplied(); // outside the handle's lock
     if (stillApplying) {
       state.stillApplying.increment();
     }
     return new Written(firstError, stillApplying);
+  }
+
+  /**
+   * Waits for the applier (its own thread) to apply what this write handed it, within the bound.
+   */
+  private boolean awaitApplied() {
+    Blocking.begin();
+    try {
+      return state.awaitApplied(readerLineWaitMs);
+    } finally {
+      Blocking.end();
+    }
   }
 
   /** How long a write of a reader line waits for it to be applied, at most. */

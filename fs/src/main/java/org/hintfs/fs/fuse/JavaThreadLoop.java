@@ -5,13 +5,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Pointer;
 import jnr.ffi.byref.IntByReference;
 import jnr.ffi.byref.PointerByReference;
+import org.hintfs.fs.concurrent.Blocking;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,13 +33,12 @@ import org.slf4j.LoggerFactory;
  * {@code fuse_process_cmd} (which dispatches it to the callbacks) until the mount goes away; {@code
  * fuse_teardown} cleans up. This is what libfuse's {@code fuse_loop_mt} does.
  *
- * <p>Threads: the pool grows the way libfuse3's loop does. A thread that takes a request and leaves
- * no other thread waiting on /dev/fuse starts one more (up to {@code maxThreads}), so a request
- * always finds a reader while others wait on the source or a peer: a miss holds its thread, never
- * the cached reads, lookups and {@code .hintfs} files behind it. A thread that finishes a request
- * while more than {@code idleThreads} others wait ends. Past {@code maxThreads} requests wait in
- * the kernel's queue until a thread is free: the bound on threads (and their stacks) a flood of
- * misses can cost.
+ * <p>Threads: a few of them ({@code idleThreads}) read /dev/fuse and serve what they read; a thread
+ * about to wait on the source or a peer ({@link Blocking}) hands its place to a spare or a new
+ * thread, up to {@code maxThreads}, so a miss holds its own thread, never the cached reads, lookups
+ * and {@code .hintfs} files behind it; a watchdog covers waits nobody marked. Past {@code
+ * maxThreads} requests wait in the kernel's queue until a thread is free: the bound on threads (and
+ * their stacks) a flood of misses can cost. See {@link Pool}.
  *
  * <p>Exit: an unmount makes every read fail with ENODEV, libfuse marks the session exited and the
  * threads end. SIGINT/SIGTERM/SIGHUP go to libfuse's handler (installed by {@code fuse_setup}),
@@ -132,34 +135,143 @@ final class JavaThreadLoop {
   }
 
   /**
-   * The request threads: {@code waiting} counts those in (or on their way to) {@code
-   * fuse_read_cmd}, {@code alive} all of them. Both only change by CAS, so the bounds hold without
-   * a lock: never more than {@code max} threads, never fewer than {@code idle} waiting once a burst
-   * is over.
+   * The request threads.
+   *
+   * <p>Runners: {@code running} counts the threads that neither wait in a {@link Blocking} section
+   * nor park as spares; they read /dev/fuse and serve what they read. The pool keeps {@code target}
+   * of them, from {@code idle} up to {@code ceiling}: few readers find requests already queued when
+   * they come back for the next one, where many sleep on /dev/fuse and every request wakes one of
+   * them (the kernel wakes its readers in turn: 32 of them took a context switch or two per
+   * request, and twice bindfs's CPU per cached open). A runner that enters a blocking section hands
+   * its place on at once: a spare is woken, or a thread started, up to {@code max} alive. A runner
+   * that finishes a request while more than {@code target} run parks as a spare; a spare not woken
+   * for {@link #SPARE_KEEP_NANOS} ends.
+   *
+   * <p>Watchdog: a thread that looks every {@link #WATCH_TICK_MS}. A wait nobody marked (a page of
+   * the cache read from disk, a lock, a long control write) must not hold the others: when no
+   * thread has waited on /dev/fuse and none has taken a request for {@link #STALL_NANOS}, every
+   * runner is held, and it adds one (spare or new); the held one parks once it is done. And the
+   * target follows the load: every {@link #WINDOW_TICKS} ticks, runners inside requests (outside
+   * their blocking sections) more than {@link #BUSY_HIGH} of the window's time add one to the
+   * target; less than {@link #BUSY_LOW}, take one off. Busy time is wall time: a runner waiting for
+   * a page of the map counts, as does one waiting for a core.
+   *
+   * <p>All counters change by CAS or atomically, with no lock: never more than {@code max} alive.
    */
-  static final class Pool implements org.hintfs.fs.serve.RequestThreads {
+  static final class Pool implements org.hintfs.fs.serve.RequestThreads, Blocking.Compensator {
+    /** A spare idle this long ends: a burst of misses leaves no hundreds of parked threads. */
+    static final long SPARE_KEEP_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    /**
+     * How often the watchdog looks; cheap (two reads), and the bound on an unmarked wait's hold.
+     */
+    static final long WATCH_TICK_MS = 5;
+
+    /** No request taken and no reader for this long: every runner is held by one request. */
+    static final long STALL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    /** Ticks per look at the runners' busy time: 100 ms, long enough to average bursts. */
+    static final int WINDOW_TICKS = 20;
+
+    /** Runners busier than this share of a window: one more reads. */
+    static final double BUSY_HIGH = 0.75;
+
+    /** Runners busy less than this share of a window: one fewer reads. */
+    static final double BUSY_LOW = 0.25;
+
+    /**
+     * The most runners the load adds, per core: a runner waiting for the disk needs no core, but
+     * runners past the cores only take turns on them.
+     */
+    static final int RUNNERS_PER_CORE = 2;
+
     private final LibFuseLoop lib;
     private final Pointer fuse;
+    private final long stallNanos;
     private final int idle;
+    private final int ceiling;
     private final int max;
+    private volatile int target;
+    private final LongAdder busyNanos = new LongAdder();
+    private final AtomicInteger running = new AtomicInteger();
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger alive = new AtomicInteger();
     private final AtomicInteger peak = new AtomicInteger();
     private final AtomicInteger names = new AtomicInteger();
     private final LongAdder atMax = new LongAdder();
+    private final LongAdder stalls = new LongAdder();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    private final ConcurrentLinkedDeque<Worker> spares = new ConcurrentLinkedDeque<>();
+    private volatile long lastTake = System.nanoTime();
+    private volatile boolean exiting;
+
+    /**
+     * A request thread, whether a waker has taken it off the spares, and since when it runs the
+     * request it serves (outside a blocking section; its own thread's field).
+     */
+    private final class Worker extends Blocking.RequestThread {
+      volatile boolean woken;
+      long since;
+
+      Worker(String name) {
+        super(Pool.this, null, name);
+        setDaemon(true);
+      }
+
+      @Override
+      public void run() {
+        try {
+          serve(this);
+        } finally {
+          threads.remove(this);
+        }
+      }
+    }
 
     Pool(LibFuseLoop lib, Pointer fuse, int idle, int max) {
+      this(lib, fuse, idle, max, STALL_NANOS);
+    }
+
+    /** A pool whose watchdog takes {@code stallNanos} with no reader for a stall (tests). */
+    Pool(LibFuseLoop lib, Pointer fuse, int idle, int max, long stallNanos) {
+      this.stallNanos = stallNanos;
       this.lib = lib;
       this.fuse = fuse;
       this.idle = Math.max(1, idle);
       this.max = Math.max(this.idle, max);
+      this.ceiling =
+          Math.min(
+              this.max,
+              Math.max(this.idle, RUNNERS_PER_CORE * Runtime.getRuntime().availableProcessors()));
+      this.target = this.idle;
     }
 
-    private void start() {
+    void start() {
       for (int i = 0; i < idle; i++) {
-        tryStart();
+        addRunner();
       }
+      Thread watchdog = new Thread(this::watch, "fuse-watchdog");
+      watchdog.setDaemon(true);
+      watchdog.start();
+    }
+
+    /**
+     * One more runner: a spare woken, or a thread started unless {@code max} are alive; false if at
+     * the bound (the requests behind wait in the kernel's queue until a thread is free).
+     */
+    private boolean addRunner() {
+      running.incrementAndGet();
+      Worker w;
+      while ((w = spares.pollFirst()) != null) {
+        w.woken = true;
+        LockSupport.unpark(w);
+        return true;
+      }
+      if (tryStart()) {
+        return true;
+      }
+      running.decrementAndGet();
+      return false;
     }
 
     /** Starts one more thread unless {@code max} are alive; true if it did. */
@@ -173,9 +285,7 @@ final class JavaThreadLoop {
         }
       } while (!alive.compareAndSet(a, a + 1));
       peak.accumulateAndGet(a + 1, Math::max);
-      waiting.incrementAndGet();
-      Thread t = new Thread(this::serve, "fuse-" + names.getAndIncrement());
-      t.setDaemon(true);
+      Worker t = new Worker("fuse-" + names.getAndIncrement());
       threads.add(t);
       try {
         t.start();
@@ -183,7 +293,6 @@ final class JavaThreadLoop {
         // "unable to create native thread" (a ulimit, a container's pids limit): serve with the
         // threads there are, as at the bound.
         threads.remove(t);
-        waiting.decrementAndGet();
         alive.decrementAndGet();
         atMax.increment();
         log.warn("cannot start another FUSE thread ({} alive): {}", a, e.getMessage());
@@ -192,52 +301,140 @@ final class JavaThreadLoop {
       return true;
     }
 
-    private void serve() {
-      try {
-        while (lib.fuse_exited(fuse) == 0) {
-          Pointer cmd = lib.fuse_read_cmd(fuse);
-          if (cmd == null) {
-            continue;
-          }
-          if (waiting.decrementAndGet() == 0) {
-            tryStart(); // nobody is left reading /dev/fuse while this request is served
-          }
-          try {
-            lib.fuse_process_cmd(fuse, cmd);
-          } finally {
-            waiting.incrementAndGet();
-          }
-          if (retire()) {
-            return;
-          }
+    private void serve(Worker me) {
+      while (!exiting && lib.fuse_exited(fuse) == 0) {
+        waiting.incrementAndGet();
+        Pointer cmd;
+        try {
+          cmd = lib.fuse_read_cmd(fuse);
+        } finally {
+          waiting.decrementAndGet();
         }
-        waiting.decrementAndGet();
-        alive.decrementAndGet();
-      } finally {
-        threads.remove(Thread.currentThread());
+        if (cmd == null) {
+          continue;
+        }
+        me.since = System.nanoTime();
+        lastTake = me.since;
+        lib.fuse_process_cmd(fuse, cmd);
+        busyNanos.add(System.nanoTime() - me.since);
+        if (surplus() && !parkAsSpare(me)) {
+          return;
+        }
+      }
+      exiting = true;
+      running.decrementAndGet();
+      alive.decrementAndGet();
+      for (Worker w : spares) {
+        LockSupport.unpark(w); // each sees exiting and ends
       }
     }
 
-    /** Ends this thread if more than {@code idle} others are waiting for requests. */
-    private boolean retire() {
-      int w;
+    /** Takes this thread off the runners if more than {@code target} run. */
+    private boolean surplus() {
+      int r;
       do {
-        w = waiting.get();
-        if (w <= idle) {
+        r = running.get();
+        if (r <= target) {
           return false;
         }
-      } while (!waiting.compareAndSet(w, w - 1));
-      alive.decrementAndGet();
+      } while (!running.compareAndSet(r, r - 1));
       return true;
     }
 
+    /**
+     * Parks {@code me} as a spare until a waker takes it (true: it runs again, counted by the
+     * waker) or it has been idle {@link #SPARE_KEEP_NANOS} or the mount exits (false: it ends).
+     */
+    private boolean parkAsSpare(Worker me) {
+      me.woken = false;
+      spares.addFirst(me); // last in, first woken: the warmest thread runs
+      long deadline = System.nanoTime() + SPARE_KEEP_NANOS;
+      while (!me.woken) {
+        long left = deadline - System.nanoTime();
+        if (exiting || left <= 0) {
+          if (spares.remove(me)) {
+            alive.decrementAndGet();
+            return false;
+          }
+          continue; // a waker took it meanwhile and is about to set woken
+        }
+        LockSupport.parkNanos(this, left);
+      }
+      return true;
+    }
+
+    @Override
+    public void blocked(Blocking.RequestThread t) {
+      Worker w = (Worker) t;
+      long now = System.nanoTime();
+      busyNanos.add(now - w.since);
+      if (running.decrementAndGet() < target && !exiting) {
+        addRunner();
+      }
+    }
+
+    @Override
+    public void unblocked(Blocking.RequestThread t) {
+      ((Worker) t).since = System.nanoTime();
+      running.incrementAndGet();
+    }
+
+    /**
+     * The watchdog's loop: adds a runner while every runner is held by a request, and moves the
+     * target with the runners' busy share.
+     */
+    private void watch() {
+      long windowStart = System.nanoTime();
+      long busyAtStart = busyNanos.sum();
+      for (int tick = 1; !exiting; tick++) {
+        try {
+          Thread.sleep(WATCH_TICK_MS);
+        } catch (InterruptedException e) {
+          return;
+        }
+        long now = System.nanoTime();
+        if (waiting.get() == 0 && now - lastTake >= stallNanos && !exiting) {
+          stalls.increment();
+          lastTake = now; // the next one after another stall's length
+          addRunner();
+        }
+        if (tick % WINDOW_TICKS == 0) {
+          long busy = busyNanos.sum();
+          retarget((double) (busy - busyAtStart) / ((now - windowStart) * (double) target));
+          windowStart = now;
+          busyAtStart = busy;
+        }
+      }
+    }
+
+    /** One runner more or fewer for a window whose runners were busy {@code share} of it. */
+    private void retarget(double share) {
+      if (share > BUSY_HIGH && target < ceiling) {
+        target++;
+        addRunner();
+      } else if (share < BUSY_LOW && target > idle) {
+        target--; // the next runner done with a request while more run parks
+      }
+    }
+
+    /** The runners the load asks for now, between the idle count and the ceiling. */
+    @Override
+    public int readers() {
+      return target;
+    }
+
     /** Waits until every thread, those started meanwhile too, has ended. */
-    private void joinAll() throws InterruptedException {
+    void joinAll() throws InterruptedException {
       while (!threads.isEmpty()) {
         for (Thread t : List.copyOf(threads)) {
           t.join();
         }
       }
+    }
+
+    /** Threads reading /dev/fuse now. */
+    int reading() {
+      return waiting.get();
     }
 
     /** Request threads alive now. */
@@ -261,6 +458,11 @@ final class JavaThreadLoop {
     @Override
     public long atMax() {
       return atMax.sum();
+    }
+
+    @Override
+    public long stalls() {
+      return stalls.sum();
     }
   }
 

@@ -170,6 +170,17 @@ final class MountCounters {
             "threads serving kernel requests now",
             () -> fs.requestThreads().alive()),
         gauge(
+            "fuse_readers",
+            "fuse_readers",
+            "threads the load asks for to read kernel requests (others wait on the source)",
+            () -> fs.requestThreads().readers()),
+        counter(
+            "fuse_stalls",
+            "fuse_stalls",
+            "times every reading thread was held by a request that did not say it would wait (one"
+                + " more was added)",
+            () -> fs.requestThreads().stalls()),
+        gauge(
             "fuse_threads_peak",
             "fuse_threads_peak",
             "the most threads that served kernel requests at once",

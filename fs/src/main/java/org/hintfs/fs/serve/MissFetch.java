@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.hintfs.fs.concurrent.Blocking;
 import org.hintfs.fs.store.TieredCache;
 
 /**
@@ -48,6 +49,7 @@ final class MissFetch {
    * @return true if it ended in time, with its bytes or a failure; false if it is still to come
    */
   boolean awaitWithin(long millis) {
+    Blocking.begin();
     try {
       result.get(millis, TimeUnit.MILLISECONDS);
       return true;
@@ -58,12 +60,15 @@ final class MissFetch {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
+    } finally {
+      Blocking.end();
     }
   }
 
   /** The bytes: fetched here if nobody has started, else those of the fetch under way. */
   byte[] bytes() throws IOException {
     run();
+    Blocking.begin();
     try {
       return result.get();
     } catch (ExecutionException e) {
@@ -78,6 +83,8 @@ final class MissFetch {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted waiting for the fetch of a missed file");
+    } finally {
+      Blocking.end();
     }
   }
 

@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import org.hintfs.fs.concurrent.Blocking;
 import org.hintfs.fs.concurrent.DaemonThreads;
 import org.hintfs.fs.store.TieredCache;
 
@@ -250,6 +251,10 @@ final class ReadAhead implements AutoCloseable {
 
   /** The bytes, or null if the fetch failed (the reader then tries once itself). */
   private static byte[] await(CompletableFuture<byte[]> f) throws IOException {
+    if (f.isDone()) {
+      return f.isCompletedExceptionally() ? null : f.getNow(null);
+    }
+    Blocking.begin();
     try {
       return f.get();
     } catch (InterruptedException e) {
@@ -257,6 +262,8 @@ final class ReadAhead implements AutoCloseable {
       throw new InterruptedIOException("interrupted waiting for a block read ahead");
     } catch (ExecutionException e) {
       return null;
+    } finally {
+      Blocking.end();
     }
   }
 

@@ -27,6 +27,16 @@ public interface RequestThreads {
         public long atMax() {
           return 0;
         }
+
+        @Override
+        public int readers() {
+          return 0;
+        }
+
+        @Override
+        public long stalls() {
+          return 0;
+        }
       };
 
   /** Request threads alive now. */
@@ -40,4 +50,10 @@ public interface RequestThreads {
 
   /** Times a request left no thread free and none could be started (at the bound). */
   long atMax();
+
+  /** The threads the load asks for now to read and serve requests (not waiting on the source). */
+  int readers();
+
+  /** Times every reading thread was found held by a request that did not say it would wait. */
+  long stalls();
 }

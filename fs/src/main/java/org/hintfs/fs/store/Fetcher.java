@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.backing.ObjectChangedException;
 import org.hintfs.backing.SourceUnavailableException;
+import org.hintfs.fs.concurrent.Blocking;
 
 /**
  * Reads from the source: one request per object however many callers race for it (singleflight), at
@@ -104,6 +105,16 @@ final class Fetcher {
    * waits for it (a reader waiting for a prefetch promotes it).
    */
   byte[] fetch(long key, Load load, FetchGate.Priority priority) throws IOException {
+    // A request thread waits on the source from here: another takes its place reading requests.
+    Blocking.begin();
+    try {
+      return fetchOrJoin(key, load, priority);
+    } finally {
+      Blocking.end();
+    }
+  }
+
+  private byte[] fetchOrJoin(long key, Load load, FetchGate.Priority priority) throws IOException {
     Flight mine = new Flight();
     mine.demanded = priority == FetchGate.Priority.DEMAND;
     Flight running = inflight.putIfAbsent(key, mine);

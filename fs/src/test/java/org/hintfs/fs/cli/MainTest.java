@@ -195,10 +195,12 @@ class MainTest {
         "0"
       },
       {
-        "hintfs: --fuse-max-threads must be between --fuse-threads (32) and 8192, not 8",
+        "hintfs: --fuse-max-threads must be between --fuse-threads (16) and 8192, not 8",
         "mount",
         s,
         m,
+        "--fuse-threads",
+        "16",
         "--fuse-max-threads",
         "8"
       },

@@ -1,0 +1,289 @@
+package org.hintfs.fs.fuse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import jnr.ffi.Pointer;
+import jnr.ffi.byref.IntByReference;
+import jnr.ffi.byref.PointerByReference;
+import org.hintfs.fs.concurrent.Blocking;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The request threads' pool ({@link JavaThreadLoop.Pool}) driven by a queue in place of /dev/fuse:
+ * each "request" is a Runnable that {@code fuse_process_cmd} runs. The real loop over a real mount
+ * is covered by the mount tests (HungSourceIT: cached reads served while more readers than threads
+ * wait on a stopped S3); here each rule of the pool is checked on its own.
+ */
+class RequestPoolTest {
+  /** /dev/fuse as a queue: a read takes the next request, blocking; exit wakes every reader. */
+  static final class QueueLoop implements JavaThreadLoop.LibFuseLoop {
+    private static final Runnable EXIT = () -> {};
+    final LinkedBlockingQueue<Runnable> requests = new LinkedBlockingQueue<>();
+    private final ConcurrentHashMap<Long, Runnable> taken = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong(4096);
+    private volatile boolean exited;
+
+    @Override
+    public Pointer fuse_read_cmd(Pointer fuse) {
+      try {
+        Runnable r = requests.take();
+        if (r == EXIT) {
+          exited = true;
+          requests.add(EXIT); // the next reader sees it too, as each sees ENODEV
+          return null;
+        }
+        long id = ids.getAndIncrement();
+        taken.put(id, r);
+        return Pointer.wrap(jnr.ffi.Runtime.getSystemRuntime(), id);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return null;
+      }
+    }
+
+    @Override
+    public void fuse_process_cmd(Pointer fuse, Pointer cmd) {
+      taken.remove(cmd.address()).run();
+    }
+
+    @Override
+    public int fuse_exited(Pointer fuse) {
+      return exited ? 1 : 0;
+    }
+
+    void exit() {
+      requests.add(EXIT);
+    }
+
+    @Override
+    public Pointer fuse_setup(
+        int argc,
+        String[] argv,
+        Pointer op,
+        long opSize,
+        PointerByReference mountpoint,
+        IntByReference multithreaded,
+        Pointer userData) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void fuse_teardown(Pointer fuse, Pointer mountpoint) {
+      throw new UnsupportedOperationException();
+    }
+  }
+
+  final QueueLoop loop = new QueueLoop();
+  JavaThreadLoop.Pool pool;
+
+  JavaThreadLoop.Pool start(int idle, int max) {
+    return start(idle, max, JavaThreadLoop.Pool.STALL_NANOS);
+  }
+
+  JavaThreadLoop.Pool start(int idle, int max, long stallNanos) {
+    pool = new JavaThreadLoop.Pool(loop, null, idle, max, stallNanos);
+    pool.start();
+    return pool;
+  }
+
+  @AfterEach
+  void exit() throws InterruptedException {
+    loop.exit();
+    Thread joiner =
+        new Thread(
+            () -> {
+              try {
+                pool.joinAll();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    joiner.start();
+    // Parked spares end at exit, not after their 30 s of idleness.
+    joiner.join(5_000);
+    assertThat(joiner.isAlive()).as("every request thread ended at exit").isFalse();
+    assertThat(pool.alive()).isZero();
+  }
+
+  /** Submits {@code n} requests that count down {@code done}. */
+  void quick(int n, CountDownLatch done) {
+    for (int i = 0; i < n; i++) {
+      loop.requests.add(done::countDown);
+    }
+  }
+
+  static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+      Thread.sleep(5);
+    }
+  }
+
+  @Test
+  void aMarkedWait_handsItsPlaceToAnotherThreadAtOnce_withoutTheWatchdog() throws Exception {
+    // A watchdog that would take a minute to act: only the hand-off can serve what follows.
+    start(1, 16, TimeUnit.MINUTES.toNanos(1));
+    CountDownLatch source = new CountDownLatch(1);
+    CountDownLatch waiting = new CountDownLatch(1);
+    loop.requests.add(
+        () -> {
+          Blocking.begin();
+          try {
+            waiting.countDown();
+            source.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            Blocking.end();
+          }
+        });
+    assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
+    CountDownLatch served = new CountDownLatch(100);
+    quick(100, served);
+    assertThat(served.await(5, TimeUnit.SECONDS))
+        .as("requests behind a marked wait are served while it waits")
+        .isTrue();
+    assertThat(pool.stalls()).isZero();
+    assertThat(pool.alive()).isEqualTo(2);
+    source.countDown();
+  }
+
+  @Test
+  void anUnmarkedWait_isFoundByTheWatchdog_andTheRequestsBehindItAreServed() throws Exception {
+    start(1, 16);
+    CountDownLatch disk = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    loop.requests.add(
+        () -> {
+          holding.countDown();
+          try {
+            disk.await(); // a wait nobody marked: a page of the map read from a slow disk
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue();
+    CountDownLatch served = new CountDownLatch(100);
+    quick(100, served);
+    assertThat(served.await(5, TimeUnit.SECONDS))
+        .as("requests behind an unmarked wait are served while it waits")
+        .isTrue();
+    assertThat(pool.stalls()).isPositive();
+    disk.countDown();
+  }
+
+  @Test
+  void afterABurstOfWaits_oneThreadReadsAgain_andTheOthersPark() throws Exception {
+    start(1, 64);
+    CountDownLatch source = new CountDownLatch(1);
+    CountDownLatch allWaiting = new CountDownLatch(20);
+    for (int i = 0; i < 20; i++) {
+      loop.requests.add(
+          () -> {
+            Blocking.begin();
+            try {
+              allWaiting.countDown();
+              source.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            } finally {
+              Blocking.end();
+            }
+          });
+    }
+    assertThat(allWaiting.await(5, TimeUnit.SECONDS)).isTrue();
+    // 20 waiting, each handed its place on: 21 threads, one of them reading.
+    assertThat(pool.alive()).isEqualTo(21);
+    waitFor(() -> pool.reading() == 1, "one thread reads while 20 wait");
+    source.countDown();
+    // Back from their waits, the 20 finish their requests and park: one reads again.
+    waitFor(() -> pool.reading() == 1 && pool.readers() == 1, "one reader after the burst");
+    Thread.sleep(50);
+    assertThat(pool.reading()).isEqualTo(1);
+    assertThat(pool.alive()).isEqualTo(21); // the spares stay parked (30 s) for the next burst
+    // The next burst takes the parked spares: no thread started.
+    CountDownLatch again = new CountDownLatch(1);
+    CountDownLatch waitingAgain = new CountDownLatch(10);
+    for (int i = 0; i < 10; i++) {
+      loop.requests.add(
+          () -> {
+            Blocking.begin();
+            try {
+              waitingAgain.countDown();
+              again.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            } finally {
+              Blocking.end();
+            }
+          });
+    }
+    assertThat(waitingAgain.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(pool.peak()).isEqualTo(21);
+    again.countDown();
+  }
+
+  @Test
+  void atMaxThreads_theRestWaitInTheQueue_andAreServedWhenAThreadIsFree() throws Exception {
+    start(1, 4);
+    CountDownLatch source = new CountDownLatch(1);
+    CountDownLatch waiting = new CountDownLatch(4);
+    for (int i = 0; i < 6; i++) {
+      loop.requests.add(
+          () -> {
+            Blocking.begin();
+            try {
+              waiting.countDown();
+              source.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            } finally {
+              Blocking.end();
+            }
+          });
+    }
+    assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(50);
+    // 4 threads hold 4 waits; 2 requests wait in the queue for one of them.
+    assertThat(pool.alive()).isEqualTo(4);
+    assertThat(pool.atMax()).isPositive();
+    assertThat(loop.requests).hasSize(2);
+    source.countDown();
+    waitFor(() -> loop.requests.isEmpty(), "the queued requests served once threads are free");
+    CountDownLatch served = new CountDownLatch(10);
+    quick(10, served);
+    assertThat(served.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(pool.alive()).isLessThanOrEqualTo(4);
+  }
+
+  @Test
+  void busyReaders_raiseTheTarget_andIdleOnesLowerItAgain() throws Exception {
+    start(1, 16);
+    // Requests that keep one reader inside a request all the time (2 ms each, back to back) for
+    // 0.6 s: its busy share is near 1, over 0.75, so the target rises within a few 100 ms windows.
+    CountDownLatch served = new CountDownLatch(300);
+    for (int i = 0; i < 300; i++) {
+      loop.requests.add(
+          () -> {
+            long end = System.nanoTime() + Duration.ofMillis(2).toNanos();
+            while (System.nanoTime() < end) {
+              Thread.onSpinWait();
+            }
+            served.countDown();
+          });
+    }
+    waitFor(() -> pool.readers() > 1, "the target rises while its readers are busy");
+    assertThat(served.await(10, TimeUnit.SECONDS)).isTrue();
+    // Idle, the readers are busy 0% of each window: one fewer per window, back to 1.
+    waitFor(() -> pool.readers() == 1, "the target falls back when idle");
+  }
+}
