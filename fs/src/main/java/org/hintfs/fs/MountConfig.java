@@ -27,6 +27,8 @@ import java.util.List;
  * @param detectOrder recognise PyTorch samplers' orders from the reads of streams with no hint
  * @param writeQueueBytes the most fetched bytes waiting for the disk writer
  * @param cluster the job's cluster this mount is a member of, or null for a mount of its own
+ * @param pageCacheReach the bytes read through the mount within which a file it served may still be
+ *     in the kernel's page cache (not substituted for); negative: the memory available
  */
 public record MountConfig(
     String source,
@@ -46,7 +48,8 @@ public record MountConfig(
     long prefetchWindowBytes,
     boolean detectOrder,
     long writeQueueBytes,
-    org.hintfs.fs.cluster.ClusterConfig cluster) {
+    org.hintfs.fs.cluster.ClusterConfig cluster,
+    long pageCacheReach) {
 
   /**
    * 256 files ahead: at 1,000 files/s per rank, a quarter of a second of reading, enough to hide
@@ -107,6 +110,7 @@ public record MountConfig(
     b.cacheDir = cacheDir;
     b.cacheSize = cacheSize;
     b.ramCacheBytes = ramCacheBytes;
+    b.pageCacheReach = pageCacheReach;
     b.policy = policy;
     b.wholeObjectLimit = wholeObjectLimit;
     b.blockSize = blockSize;
@@ -145,6 +149,7 @@ public record MountConfig(
     private Path cacheDir;
     private String cacheSize = DEFAULT_CACHE_SIZE;
     private long ramCacheBytes = DEFAULT_RAM_CACHE;
+    private long pageCacheReach = -1;
     private String policy = DEFAULT_POLICY;
     private int wholeObjectLimit = DEFAULT_WHOLE_OBJECT_LIMIT;
     private int blockSize = DEFAULT_BLOCK_SIZE;
@@ -224,6 +229,14 @@ public record MountConfig(
       return this;
     }
 
+    /**
+     * The page cache's reach in bytes ({@code --page-cache-reach}); negative: the memory available.
+     */
+    public Builder pageCacheReach(long bytes) {
+      this.pageCacheReach = bytes;
+      return this;
+    }
+
     /** Join this cluster (null: none). */
     public Builder cluster(org.hintfs.fs.cluster.ClusterConfig c) {
       this.cluster = c;
@@ -249,7 +262,8 @@ public record MountConfig(
           prefetchWindowBytes,
           detectOrder,
           writeQueueBytes,
-          cluster);
+          cluster,
+          pageCacheReach);
     }
   }
 }

@@ -91,6 +91,9 @@ public final class SubstitutionChooser {
     /** No eligible cached sample of its class. */
     public long noCandidate;
 
+    /** Served as itself recently: the kernel's page cache may still answer its reads. */
+    public long pageCached;
+
     /** A copy (to read outside the lock the chooser is used under). */
     public Refusals copy() {
       Refusals r = new Refusals();
@@ -98,6 +101,7 @@ public final class SubstitutionChooser {
       r.important = important;
       r.owed = owed;
       r.inFlight = inFlight;
+      r.pageCached = pageCached;
       r.capped = capped;
       r.noCandidate = noCandidate;
       return r;
@@ -225,6 +229,18 @@ public final class SubstitutionChooser {
     }
     served(sub);
     return sub;
+  }
+
+  /**
+   * An open of sample {@code id}, a miss the kernel's page cache may still hold (the mount served
+   * it as itself recently): served as itself, never stood in for, counted in {@link
+   * Refusals#pageCached}.
+   */
+  public void openedPageCached(int id) {
+    readsThisEpoch++;
+    refusals.pageCached++;
+    served(id);
+    owed.clear(id);
   }
 
   /**

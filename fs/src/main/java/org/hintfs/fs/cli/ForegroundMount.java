@@ -51,6 +51,7 @@ final class ForegroundMount {
         MountConfig.builder(c.source, mp)
             .cache(dir, c.cacheSize)
             .ramCacheBytes(Sizes.parse(c.ramCache, 0))
+            .pageCacheReach(c.pageCacheReachBytes())
             .writeQueueBytes(Sizes.parse(c.writeQueue, 0))
             .policy(c.policy)
             .fuse(c.debugFuse, c.fuseOptions)

@@ -193,6 +193,21 @@ final class MountCommand implements Callable<Integer> {
   String ramCache;
 
   @Option(
+      names = "--page-cache-reach",
+      paramLabel = "SIZE|auto",
+      defaultValue = "auto",
+      description =
+          "with substitution on, a miss the mount served as itself within the last SIZE read"
+              + " through it may still be in the kernel's page cache, and is not substituted for"
+              + " (default: auto, the memory available; 0: any miss may be)")
+  String pageCacheReach;
+
+  /** {@code --page-cache-reach} in bytes; negative for {@code auto}. */
+  long pageCacheReachBytes() {
+    return pageCacheReach.strip().equals("auto") ? -1 : Sizes.parse(pageCacheReach, 0);
+  }
+
+  @Option(
       names = "--write-queue",
       paramLabel = "SIZE",
       defaultValue = "128M",
@@ -379,6 +394,13 @@ final class MountCommand implements Callable<Integer> {
                 + " --no-disk-cache");
       }
       Sizes.parse(ramCache, 1);
+      if (!pageCacheReach.strip().equals("auto")
+          && (pageCacheReach.strip().endsWith("%") || pageCacheReachBytes() < 0)) {
+        throw new IllegalArgumentException(
+            "--page-cache-reach must be a size (e.g. 16G, or 0) or auto, not '"
+                + pageCacheReach
+                + "'");
+      }
       if (Sizes.parse(writeQueue, 1) < 1 || writeQueue.strip().endsWith("%")) {
         throw new IllegalArgumentException(
             "--write-queue must be a size of at least 1 byte, e.g. 128M, not '" + writeQueue + "'");

@@ -466,6 +466,12 @@ final class StatusCommand implements Callable<Integer> {
           .append(last.path("substitutions").asLong())
           .append(" substituted");
     }
+    long pageCached = sub.path("not_substituted").path("page_cache").asLong();
+    if (pageCached > 0) {
+      b.append("; ")
+          .append(pageCached)
+          .append(" misses maybe in the page cache served as themselves");
+    }
     return b.append("; longest unserved ")
         .append(sub.path("longest_unserved_epochs").asLong())
         .append(" epoch(s)")

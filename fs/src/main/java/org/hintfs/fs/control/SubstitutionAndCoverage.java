@@ -153,9 +153,11 @@ public final class SubstitutionAndCoverage {
    * @param fetching a fetch of it is already in flight
    * @param late the source has not answered this miss within its deadline ({@link
    *     SubstitutionChooser#opened(int, boolean, boolean, boolean)})
+   * @param pageCached the kernel's page cache may still hold it: served as itself unless {@code
+   *     late}
    * @return the substitute to serve, or -1 to serve the sample itself
    */
-  public int opened(int id, boolean hit, boolean fetching, boolean late) {
+  public int opened(int id, boolean hit, boolean fetching, boolean late, boolean pageCached) {
     int sub = -1;
     if (on) {
       int[] pick = {-1};
@@ -163,7 +165,11 @@ public final class SubstitutionAndCoverage {
           () -> {
             SubstitutionChooser c = chooser;
             if (on && c != null) {
-              pick[0] = c.opened(id, hit, fetching, late);
+              if (pageCached && !late) {
+                c.openedPageCached(id);
+              } else {
+                pick[0] = c.opened(id, hit, fetching, late);
+              }
             }
           });
       sub = pick[0];

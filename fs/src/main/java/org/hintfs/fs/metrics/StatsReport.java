@@ -225,6 +225,7 @@ public final class StatsReport {
       not.put("fetch_in_flight", r.inFlight);
       not.put("cap", r.capped);
       not.put("no_candidate", r.noCandidate);
+      not.put("page_cache", r.pageCached);
     }
     m.put("not_substituted", not);
     var cov = h.substitution.coverage();

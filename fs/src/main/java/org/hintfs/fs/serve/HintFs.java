@@ -98,7 +98,14 @@ public final class HintFs {
     this.prefetcher = workers.prefetcher();
     this.opener =
         new SampleOpener(
-            catalog, cache, hints, prefetcher, backgroundErrors, config.detectOrder(), () -> trace);
+            catalog,
+            cache,
+            hints,
+            prefetcher,
+            backgroundErrors,
+            config.detectOrder(),
+            () -> trace,
+            PageCacheWindow.forMount(catalog.entryCount(), config.pageCacheReach()));
     this.readAhead = new ReadAhead(cache);
   }
 

@@ -23,6 +23,7 @@ final class SampleOpener implements AutoCloseable {
   private final ErrorTable errors;
   private final boolean detectOrder;
   private final Supplier<TraceRecorder> trace;
+  private final PageCacheWindow pageCache;
 
   /**
    * The least silence of the source taken for a hang (its deadline is 4x its recent p90 above it):
@@ -40,7 +41,8 @@ final class SampleOpener implements AutoCloseable {
       Prefetcher prefetcher,
       ErrorTable errors,
       boolean detectOrder,
-      Supplier<TraceRecorder> trace) {
+      Supplier<TraceRecorder> trace,
+      PageCacheWindow pageCache) {
     this.catalog = catalog;
     this.cache = cache;
     this.hints = hints;
@@ -48,6 +50,7 @@ final class SampleOpener implements AutoCloseable {
     this.errors = errors;
     this.detectOrder = detectOrder;
     this.trace = trace;
+    this.pageCache = pageCache;
   }
 
   /**
@@ -93,27 +96,33 @@ final class SampleOpener implements AutoCloseable {
       }
     }
     boolean inDataset = hints.classOf(id) >= 0;
+    boolean substituting = inDataset && hints.substitution.on();
+    // A file this mount served as itself a little while ago may still be in the kernel's page
+    // cache, which answers its reads: a stand-in would change what the trainer sees for no gain.
+    boolean pageHeld = substituting && !hit && pageCache.mayHold(id);
     boolean late = false;
-    if (!hit
-        && inDataset
-        && hints.substitution.on()
-        && !hints.substitution.rulesAllow(id, fetching)) {
+    if (!hit && substituting && (pageHeld || !hints.substitution.rulesAllow(id, fetching))) {
       // The rules would have the reader wait for this miss (the first epoch, an H-sample, an owed
-      // one, a late prefetch, no stand-in free). If the source has answered nothing within its
-      // deadline while this
-      // or another fetch waited, it hangs: a stand-in under the cap alone, so a hung source costs
-      // the trainer the cap, not its pace. The fetch goes on; the sample is owed as any other.
-      // The reader reads it unless it is stood in for: start a fetch the cache would not keep.
-      late = hung(start(fetched, id));
+      // one, a late prefetch, no stand-in free, its pages maybe in the page cache). If the source
+      // has answered nothing within its deadline while this or another fetch waited, it hangs: a
+      // stand-in under the cap alone, so a hung source costs the trainer the cap, not its pace.
+      // The fetch goes on; the sample is owed as any other. The reader reads it unless it is
+      // stood in for: start a fetch the cache would not keep. One the page cache may hold is not
+      // waited for here: its reads may never reach the source.
+      late =
+          pageHeld
+              ? cache.sourceSilentFor(cache.fetchDeadlineMillis(HUNG_FLOOR_MILLIS))
+              : hung(start(fetched, id));
       if (late) {
         hints.substitution.pastDeadline.increment();
       }
     }
-    int sub = inDataset ? hints.substitution.opened(id, hit, fetching, late) : -1;
+    int sub = inDataset ? hints.substitution.opened(id, hit, fetching, late, pageHeld) : -1;
     recordTrace(id, stream);
     if (sub >= 0) {
       return new SampleHandle(catalog, sub, true);
     }
+    pageCache.served(id, catalog.size(id));
     SampleHandle f = new SampleHandle(catalog, id);
     f.pending = fetched;
     return f;

@@ -187,6 +187,14 @@ class MainTest {
         "5000"
       },
       {
+        "hintfs: --page-cache-reach must be a size (e.g. 16G, or 0) or auto, not '10%'",
+        "mount",
+        s,
+        m,
+        "--page-cache-reach",
+        "10%"
+      },
+      {
         "hintfs: --fuse-threads must be between 1 and 1024, not 0",
         "mount",
         s,

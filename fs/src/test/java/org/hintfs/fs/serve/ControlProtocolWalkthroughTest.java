@@ -134,13 +134,7 @@ class ControlProtocolWalkthroughTest {
 
   /** Writes {@code text} to the control file as one write, then waits for it to be applied. */
   private void control(String text) throws Exception {
-    long fh = fs.open("/.hintfs/control", true, PID);
-    try {
-      fs.write(fh, text.getBytes(StandardCharsets.UTF_8), PID);
-    } finally {
-      fs.release(fh, PID);
-      fs.hints().awaitApplied(5_000);
-    }
+    HintFsReads.control(fs, text, PID);
   }
 
   private byte[] read(long fh) throws Exception {

@@ -1,7 +1,10 @@
 package org.hintfs.fs.serve;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Tests: whole files read through {@link HintFs} as the FUSE adapter reads them, 128 KiB a call.
@@ -28,5 +31,24 @@ public final class HintFsReads {
     } finally {
       fs.release(fh, pid);
     }
+  }
+
+  /**
+   * Writes {@code text} to the control file as process {@code pid} and waits (up to 5 s) until the
+   * mount has applied it.
+   */
+  public static void control(HintFs fs, String text, long pid) throws Exception {
+    long fh = fs.open("/.hintfs/control", true, pid);
+    try {
+      fs.write(fh, text.getBytes(StandardCharsets.UTF_8), pid);
+    } finally {
+      fs.release(fh, pid);
+      fs.hints().awaitApplied(5_000);
+    }
+  }
+
+  /** {@code .hintfs/stats}, parsed. */
+  public static JsonNode stats(HintFs fs, long pid) throws IOException {
+    return new ObjectMapper().readTree(file(fs, "/.hintfs/stats", pid));
   }
 }

@@ -3,7 +3,6 @@ package org.hintfs.fs.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -135,16 +134,10 @@ class SubstitutionDeadlineTest {
   }
 
   private void control(String text) throws Exception {
-    long fh = fs.open("/.hintfs/control", true, PID);
-    try {
-      fs.write(fh, text.getBytes(StandardCharsets.UTF_8), PID);
-    } finally {
-      fs.release(fh, PID);
-      fs.hints().awaitApplied(5_000);
-    }
+    HintFsReads.control(fs, text, PID);
   }
 
   private JsonNode stats() throws Exception {
-    return new ObjectMapper().readTree(read("/.hintfs/stats"));
+    return HintFsReads.stats(fs, PID);
   }
 }
