@@ -204,7 +204,18 @@ final class MountCommand implements Callable<Integer> {
 
   /** {@code --page-cache-reach} in bytes; negative for {@code auto}. */
   long pageCacheReachBytes() {
-    return pageCacheReach.strip().equals("auto") ? -1 : Sizes.parse(pageCacheReach, 0);
+    if (pageCacheReach.strip().equalsIgnoreCase("auto")) {
+      return -1;
+    }
+    try {
+      if (!pageCacheReach.strip().endsWith("%")) {
+        return Sizes.parse(pageCacheReach, 0);
+      }
+    } catch (IllegalArgumentException e) {
+      // said below
+    }
+    throw new IllegalArgumentException(
+        "--page-cache-reach must be a size (e.g. 16G, or 0) or auto, not '" + pageCacheReach + "'");
   }
 
   @Option(
@@ -394,13 +405,7 @@ final class MountCommand implements Callable<Integer> {
                 + " --no-disk-cache");
       }
       Sizes.parse(ramCache, 1);
-      if (!pageCacheReach.strip().equals("auto")
-          && (pageCacheReach.strip().endsWith("%") || pageCacheReachBytes() < 0)) {
-        throw new IllegalArgumentException(
-            "--page-cache-reach must be a size (e.g. 16G, or 0) or auto, not '"
-                + pageCacheReach
-                + "'");
-      }
+      pageCacheReachBytes();
       if (Sizes.parse(writeQueue, 1) < 1 || writeQueue.strip().endsWith("%")) {
         throw new IllegalArgumentException(
             "--write-queue must be a size of at least 1 byte, e.g. 128M, not '" + writeQueue + "'");

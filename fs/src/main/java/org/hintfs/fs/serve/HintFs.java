@@ -65,6 +65,9 @@ public final class HintFs {
 
   private final SampleOpener opener;
 
+  /** What the kernel's page cache may still hold of what this mount served (substitution). */
+  private final PageCacheWindow pageCache;
+
   /** Fetches the blocks of large files ahead of their sequential readers. */
   private final ReadAhead readAhead;
 
@@ -96,6 +99,7 @@ public final class HintFs {
             new org.hintfs.fs.control.ControlParser(catalog, hints), hints);
     this.workers = workers;
     this.prefetcher = workers.prefetcher();
+    this.pageCache = PageCacheWindow.forMount(catalog.entryCount(), config.pageCacheReach());
     this.opener =
         new SampleOpener(
             catalog,
@@ -105,7 +109,7 @@ public final class HintFs {
             backgroundErrors,
             config.detectOrder(),
             () -> trace,
-            PageCacheWindow.forMount(catalog.entryCount(), config.pageCacheReach()));
+            pageCache);
     this.readAhead = new ReadAhead(cache);
   }
 
@@ -367,6 +371,8 @@ public final class HintFs {
         dst.put(whole, (int) offset, n);
       }
     } else {
+      // Its pages take room in the page cache too (large files are served with keep_cache).
+      pageCache.served(-1, n);
       // The kernel zero-fills a short reply to a regular read: fill the whole request, across
       // block boundaries if it spans them.
       int bs = cache.blockSize();

@@ -21,7 +21,11 @@ import java.util.function.LongSupplier;
  * turns the estimate off.
  */
 final class PageCacheWindow {
-  /** Marks count served bytes in units of 64 KiB: an int lasts 128 TiB of reads. */
+  /**
+   * Marks count served bytes in units of 64 KiB, compared modulo 2^32 units: right while less than
+   * 256 TiB was served since a mark (a mark older than that may look recent again: its file is then
+   * taken to be held, and served as itself).
+   */
   private static final int UNIT_SHIFT = 16;
 
   private static final long REFRESH_NANOS = 1_000_000_000L;
@@ -31,7 +35,7 @@ final class PageCacheWindow {
   private final AtomicLong served = new AtomicLong();
   private volatile int[] marks;
   private volatile long reachBytes;
-  private final AtomicLong reachAt = new AtomicLong(System.nanoTime() - 2 * REFRESH_NANOS);
+  private final AtomicLong reachAt = new AtomicLong(System.nanoTime());
 
   /**
    * For a catalog of {@code files} entries; {@code reach} gives the page cache's reach in bytes
@@ -40,6 +44,7 @@ final class PageCacheWindow {
   PageCacheWindow(int files, LongSupplier reach) {
     this.files = files;
     this.reach = reach;
+    this.reachBytes = Math.max(0, reach.getAsLong());
   }
 
   /** The window a mount uses: {@code fixedReach} bytes, or with a negative one the memory's. */
@@ -48,8 +53,15 @@ final class PageCacheWindow {
         files, fixedReach >= 0 ? () -> fixedReach : PageCacheWindow::memoryReach);
   }
 
-  /** File {@code id} of {@code size} bytes was served as itself with its pages kept. */
+  /**
+   * File {@code id} of {@code size} bytes was served as itself with its pages kept ({@code id} -1:
+   * bytes of a large file read into the page cache, counted but not marked).
+   */
   void served(int id, long size) {
+    if (id < 0) {
+      served.addAndGet(size);
+      return;
+    }
     int[] m = marks;
     if (m == null) {
       synchronized (this) {
@@ -60,7 +72,7 @@ final class PageCacheWindow {
       }
     }
     long before = served.getAndAdd(Math.max(size, 1));
-    if (id >= 0 && id < m.length) {
+    if (id < m.length) {
       int mark = (int) (before >>> UNIT_SHIFT) + 1;
       m[id] = mark == 0 ? 1 : mark; // 0: never served
     }

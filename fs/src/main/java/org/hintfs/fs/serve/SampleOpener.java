@@ -113,7 +113,7 @@ final class SampleOpener implements AutoCloseable {
           pageHeld
               ? cache.sourceSilentFor(cache.fetchDeadlineMillis(HUNG_FLOOR_MILLIS))
               : hung(start(fetched, id));
-      if (late) {
+      if (late && !pageHeld) {
         hints.substitution.pastDeadline.increment();
       }
     }

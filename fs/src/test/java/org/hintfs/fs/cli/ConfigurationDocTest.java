@@ -36,5 +36,20 @@ class ConfigurationDocTest {
       }
     }
     assertThat(forms).isGreaterThan(15);
+    // And every -o form the page gives is one the helper takes (libfuse refuses the others), or
+    // libfuse's own.
+    var given =
+        java.util.regex.Pattern.compile("\\| `--[a-z-]+[^`]*` \\| `([a-z_0-9]+)[=`]").matcher(doc);
+    int taken = 0;
+    while (given.find()) {
+      if (given.group(1).equals("nonempty")) {
+        continue; // --allow-nonempty: libfuse2's own -o nonempty
+      }
+      assertThat(helper)
+          .as("mount-scripts/mount.hintfs takes -o %s", given.group(1))
+          .containsPattern("(?m)(^ +|\\|)" + given.group(1) + "[|)]");
+      taken++;
+    }
+    assertThat(taken).isGreaterThan(15);
   }
 }
