@@ -29,28 +29,11 @@ tree=/tmp/imagenet-shape
 samples=${SAMPLES:-200000}
 py=(/usr/bin/python3 "$root/tests/bench/scale_pass.py")
 
-flock /tmp/imagenet-shape.lock bash -c '
-  [[ -f $0/.complete ]] && exit 0
-  rm -rf "$0" && /usr/bin/python3 - "$0" <<PY && touch "$0/.complete"
-import os, sys
-payload = bytes(range(256))
-for c in range(1000):
-    d = os.path.join(sys.argv[1], "n%08d" % c)
-    os.makedirs(d, exist_ok=True)
-    for i in range(1281):
-        with open(os.path.join(d, "n%08d_%d.JPEG" % (c, i)), "wb") as f:
-            f.write(payload)
-PY' "$tree"
-
-# The tree's inodes and dentries in the kernel's caches before any row: the first row's listing
-# would otherwise read them from disk, and only its mount would pay for that.
-find "$tree" -type f | wc -l >/dev/null
+make_imagenet_shape "$tree"
 mkdir -p "$work/mnt"
 unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
 
-rss() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
-field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 # passes FS_PID: the two passes over $work/mnt (or the tree), the second's JSON on stdout.
 passes() {
   "${py[@]}" pass "$1" "$samples" "${2:-}" >/dev/null
@@ -64,8 +47,9 @@ hintfs_row() {
   echo "scale-bench: $label" >&2
   rm -rf "$work/cache-$label" "$gclog"
   local t0=$EPOCHREALTIME
+  # shellcheck disable=SC2086 # MOUNT_ARGS is a list of options
   HINTFS_JAR=$jar HINTFS_JAVA_OPTS="$(gc_log_opts "$gclog") ${EXTRA_JAVA_OPTS:-}" "$launcher" mount \
-    "$tree" "$work/mnt" --cache-dir "$work/cache-$label" --log-file "$work/daemon-$label.log" >/dev/null
+    "$tree" "$work/mnt" --cache-dir "$work/cache-$label" --log-file "$work/daemon-$label.log" ${MOUNT_ARGS:-} >/dev/null
   local mount_s pid r1 r2 r3 scan pass lines
   mount_s=$(echo "$EPOCHREALTIME - $t0" | bc)
   pid=$(field pid <"$work/mnt/.hintfs/stats")
@@ -85,14 +69,22 @@ hintfs_row() {
   echo "$label: CPU s by thread over the pass: $(echo "$pass" | field threads)" >&2
 }
 
-# VARIANTS: rows of this checkout with JVM options of their own, ";"-separated LABEL=OPTIONS
-# (e.g. "this;g1=-XX:-UseSerialGC -XX:+UseG1GC": the launcher's collector replaced).
+# VARIANTS: rows of this checkout with options of their own, ";"-separated LABEL=OPTIONS: an
+# option that starts with "--" goes to the mount with the word after it when that has no leading
+# "-", the others to the JVM (e.g. "this;g1=-XX:-UseSerialGC -XX:+UseG1GC": the launcher's
+# collector replaced; "this;t32=--fuse-threads 32": 32 FUSE readers at the least).
 IFS=';' read -r -a variants <<<"${VARIANTS:-this}"
 for v in "${variants[@]}"; do
-  opts=''
-  [[ $v == *=* ]] && opts=${v#*=}
-  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $opts" hintfs_row "${v%%=*}" "$hintfs" "${THIS_JAR:-$root/fs/target/hintfs.jar}"
+  jvm='' MOUNT_ARGS='' prev=''
+  if [[ $v == *=* ]]; then
+    for o in ${v#*=}; do
+      if [[ $o == --* || ($prev == --* && $o != -*) ]]; then MOUNT_ARGS+=" $o"; else jvm+=" $o"; fi
+      prev=$o
+    done
+  fi
+  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} $jvm" hintfs_row "${v%%=*}" "$hintfs" "${THIS_JAR:-$root/fs/target/hintfs.jar}"
 done
+MOUNT_ARGS=''
 if [[ -n ${BEFORE:-} ]]; then
   hintfs_row before "$BEFORE/mount-scripts/hintfs" "$BEFORE/fs/target/hintfs.jar"
 fi

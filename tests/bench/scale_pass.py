@@ -68,6 +68,33 @@ def by_thread(before, after):
     return dict(sorted(((k, round(v, 2)) for k, v in sums.items() if v >= 0.05), key=lambda kv: -kv[1]))
 
 
+def timed(loader, samples, pid):
+    """Reads every batch of LOADER (SAMPLES samples of 256 B) and returns the pass's figures: its
+    seconds, images/s, the CPU seconds of process PID (0: none) in all and by thread, its wall
+    clock span. Exits if a byte is missing."""
+    cpu0 = cpu_seconds(pid) if pid else 0.0
+    t0s = threads(pid) if pid else {}
+    t0 = time.monotonic()
+    wall0 = time.time()
+    total = 0
+    for n in loader:
+        total += n
+    secs = time.monotonic() - t0
+    wall1 = time.time()
+    cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+    per_thread = by_thread(t0s, threads(pid)) if pid else {}
+    if total != samples * 256:
+        sys.exit("read %d bytes, expected %d" % (total, samples * 256))
+    return {
+        "seconds": secs,
+        "images_per_s": samples / secs,
+        "samples": samples,
+        "cpu_s": cpu,
+        "threads": per_thread,
+        "wall": [wall0, wall1],
+    }
+
+
 def main():
     mode, root = sys.argv[1], sys.argv[2]
     t0 = time.monotonic()
@@ -87,30 +114,7 @@ def main():
         sampler=RandomSampler(ds, num_samples=samples, generator=g),
         collate_fn=collate,
     )
-    cpu0 = cpu_seconds(pid) if pid else 0.0
-    t0s = threads(pid) if pid else {}
-    t0 = time.monotonic()
-    wall0 = time.time()
-    total = 0
-    for n in loader:
-        total += n
-    secs = time.monotonic() - t0
-    wall1 = time.time()
-    cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
-    per_thread = by_thread(t0s, threads(pid)) if pid else {}
-    if total != samples * 256:
-        sys.exit("read %d bytes, expected %d" % (total, samples * 256))
-    print(
-        json.dumps(
-            {
-                "seconds": secs,
-                "images_per_s": samples / secs,
-                "cpu_s": cpu,
-                "threads": per_thread,
-                "wall": [wall0, wall1],
-            }
-        )
-    )
+    print(json.dumps(timed(loader, samples, pid)))
 
 
 if __name__ == "__main__":

