@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Random;
 import java.util.TreeSet;
@@ -243,6 +244,44 @@ class LargeFileIT {
         assertThat(getsOf(proxy, "/large/shards/shard-" + s + ".tar"))
             .as("shard %d: each of its %d blocks fetched once", s, blocks)
             .isEqualTo(blocks);
+      }
+    }
+  }
+
+  @Test
+  void anOrderHintOverShards_prefetchesTheNextShardWhole_beforeItsReaderComes() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      mount(proxy, "mnt-order");
+      S3MountIT.dropPageCache();
+      // A shard shuffle's order (WebDataset, or a sampler over shard indices), sent as a hint.
+      Files.writeString(
+          mnt.resolve(".hintfs/control"),
+          "order shards/shard-1.tar shards/shard-0.tar\n",
+          StandardOpenOption.WRITE);
+      long[] blocks = new long[2];
+      for (int s = 0; s < 2; s++) {
+        blocks[s] = (Files.size(shards.resolve("shard-" + s + ".tar")) + BLOCK - 1) / BLOCK;
+      }
+      // The reader reads the first shard of the order; the next is fetched whole meanwhile, each
+      // block once, before its reader opens it. Before, only its first block was.
+      assertThat(Files.readAllBytes(mnt.resolve("shards/shard-1.tar")))
+          .isEqualTo(Files.readAllBytes(shards.resolve("shard-1.tar")));
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      while (getsOf(proxy, "/large/shards/shard-0.tar") < blocks[0]) {
+        assertThat(System.nanoTime())
+            .as(
+                "shard 0's %d blocks prefetched (%d GETs so far)",
+                blocks[0], getsOf(proxy, "/large/shards/shard-0.tar"))
+            .isLessThan(deadline);
+        Thread.sleep(50);
+      }
+      assertThat(stats().path("prefetched_blocks").asLong()).isGreaterThanOrEqualTo(blocks[0]);
+      assertThat(Files.readAllBytes(mnt.resolve("shards/shard-0.tar")))
+          .isEqualTo(Files.readAllBytes(shards.resolve("shard-0.tar")));
+      for (int s = 0; s < 2; s++) {
+        assertThat(getsOf(proxy, "/large/shards/shard-" + s + ".tar"))
+            .as("shard %d: each of its %d blocks fetched once", s, blocks[s])
+            .isEqualTo(blocks[s]);
       }
     }
   }

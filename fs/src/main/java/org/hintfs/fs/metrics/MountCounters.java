@@ -280,6 +280,11 @@ final class MountCounters {
             "blocks of large files fetched ahead of a sequential reader",
             fs::readAheadBlocks),
         counter(
+            "prefetched_blocks",
+            "prefetched_blocks",
+            "blocks of large files fetched ahead of their reader by a hinted order",
+            c.stats().blocksPrefetched::sum),
+        counter(
             "read_ahead_used",
             "read_ahead_used",
             "blocks read ahead that their reader then read",

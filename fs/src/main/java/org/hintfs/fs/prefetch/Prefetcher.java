@@ -218,7 +218,9 @@ public final class Prefetcher implements AutoCloseable {
   }
 
   private void submit(Stream s, int id) {
-    long size = sizeOf.applyAsLong(id);
+    // A large file is fetched a block at a time: a quarter of the budget at most, so a shard of a
+    // GiB leaves room for other streams and up to four shards come at once.
+    long size = Math.min(sizeOf.applyAsLong(id), windowBytes / 4);
     inFlight.put(id, s);
     bytesInFlight.addAndGet(size);
     prefetched.increment();

@@ -36,6 +36,9 @@ public final class CacheStats {
   /** Files fetched ahead of their read by the prefetcher. */
   public final LongAdder prefetches = new LongAdder();
 
+  /** Blocks of large files the prefetcher fetched ahead of their reader (a shard next in order). */
+  public final LongAdder blocksPrefetched = new LongAdder();
+
   /** Files on disk read into the RAM tier ahead of their open (promote-ahead). */
   public final LongAdder promotions = new LongAdder();
 

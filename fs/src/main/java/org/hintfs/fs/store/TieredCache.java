@@ -450,6 +450,10 @@ public final class TieredCache implements AutoCloseable {
    * FetchGate}).
    */
   public void prefetch(int id) throws IOException {
+    if (isBlocked(id)) {
+      prefetchBlocks(id);
+      return;
+    }
     boolean onDisk = index.prefetching(id);
     int len = units.length(id, 0);
     if (onDisk && servedFromMap(id, len)) {
@@ -461,6 +465,39 @@ public final class TieredCache implements AutoCloseable {
     (onDisk ? stats.promotions : stats.prefetches).increment();
     read(id, 0, false, onDisk && ram.enabled(), false, FetchGate.Priority.PREFETCH);
   }
+
+  /**
+   * A large file ahead of its reader (a shard next in a hinted order): every block not stored yet,
+   * in order, one ranged GET each as a prefetch, stored as the reader's blocks are. While the disk
+   * writer is behind, it waits (up to {@link #WRITER_WAIT_MILLIS} a block) rather than fetch what
+   * could not be stored; past that it stops, and the reader's read-ahead fetches the rest.
+   */
+  private void prefetchBlocks(int id) throws IOException {
+    stats.prefetches.increment();
+    index.prefetching(id);
+    for (int b = 0; b < units.blockCount(id); b++) {
+      if (index.isStored(id, b) || ram.contains(id, b)) {
+        continue;
+      }
+      long deadline = System.nanoTime() + WRITER_WAIT_MILLIS * 1_000_000L;
+      while (!diskKeepsUp()) {
+        if (System.nanoTime() > deadline) {
+          return;
+        }
+        try {
+          Thread.sleep(20);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+      read(id, b, false, false, false, FetchGate.Priority.PREFETCH);
+      stats.blocksPrefetched.increment();
+    }
+  }
+
+  /** How long a large file's prefetch waits for the disk writer before each block. */
+  static final long WRITER_WAIT_MILLIS = 5_000;
 
   /**
    * Whether whole file {@code id}, fetched now, would be kept: the disk tier's policy would admit
@@ -528,6 +565,9 @@ public final class TieredCache implements AutoCloseable {
    * there is no RAM tier. The prefetcher brings the rest closer.
    */
   public boolean isNear(int id) {
+    if (isBlocked(id)) {
+      return index.allBlocksStored(id); // a large file: all of it, not its first block
+    }
     if (ram.contains(id, 0)) {
       return true;
     }
