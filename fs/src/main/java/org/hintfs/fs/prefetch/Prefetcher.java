@@ -48,6 +48,17 @@ public final class Prefetcher implements AutoCloseable {
   private final ExecutorService pool;
   private final ConcurrentHashMap<Integer, Stream> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong bytesInFlight = new AtomicLong();
+  private final java.util.concurrent.atomic.AtomicInteger largeInFlight =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** Large files (shards) prefetched at once, at most. */
+  public static final int MAX_LARGE_IN_FLIGHT = 2;
+
+  /** A file over this is large: fetched a block at a time, charged this much of the budget. */
+  private long largeBytes() {
+    return windowBytes / 8;
+  }
+
   public final LongAdder prefetched = new LongAdder();
   public final LongAdder offOrder = new LongAdder();
   public final LongAdder staleDrops = new LongAdder();
@@ -197,6 +208,12 @@ public final class Prefetcher implements AutoCloseable {
           i++;
         }
         s.scheduledUpTo(o, i);
+        if (i < limit
+            && next >= 0
+            && largeInFlight.get() >= MAX_LARGE_IN_FLIGHT
+            && sizeOf.applyAsLong(next) > largeBytes()) {
+          continue; // two large files come already: this stream's next waits for one of them
+        }
         if (i < limit && next >= 0) {
           double lead = (i - pos) * s.order().nsPerOpen();
           if (lead < bestLead) {
@@ -218,9 +235,14 @@ public final class Prefetcher implements AutoCloseable {
   }
 
   private void submit(Stream s, int id) {
-    // A large file is fetched a block at a time: a quarter of the budget at most, so a shard of a
-    // GiB leaves room for other streams and up to four shards come at once.
-    long size = Math.min(sizeOf.applyAsLong(id), windowBytes / 4);
+    // A large file is fetched a block at a time: an eighth of the budget, and at most two at once
+    // (schedule), so shards leave the rest of the budget to other streams' files.
+    long whole = sizeOf.applyAsLong(id);
+    boolean large = whole > largeBytes();
+    long size = large ? largeBytes() : whole;
+    if (large) {
+      largeInFlight.incrementAndGet();
+    }
     inFlight.put(id, s);
     bytesInFlight.addAndGet(size);
     prefetched.increment();
@@ -234,6 +256,9 @@ public final class Prefetcher implements AutoCloseable {
               fetch.accept(id);
             }
           } finally {
+            if (large) {
+              largeInFlight.decrementAndGet();
+            }
             bytesInFlight.addAndGet(-size);
             inFlight.remove(id);
             scheduleAhead();

@@ -61,7 +61,17 @@ final class SampleOpener implements AutoCloseable {
    */
   SampleHandle open(int id, long pid) {
     if (cache.isBlocked(id)) {
-      // Large files: accesses are recorded per block as they are read.
+      // Large files: accesses are recorded per block as they are read. A hinted stream's reader
+      // moves past it all the same, so that what is prefetched whole is the shards after it.
+      try {
+        Streams.Attribution a = hints.streams().attribute(pid, id);
+        if (a != null) {
+          prefetcher.follow(a.stream(), id, pid);
+          prefetcher.scheduleAhead();
+        }
+      } catch (RuntimeException e) {
+        errors.record("stream", catalog.path(id), e);
+      }
       return new SampleHandle(catalog, id);
     }
     Streams.Attribution stream = null;

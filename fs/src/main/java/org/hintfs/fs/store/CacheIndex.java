@@ -302,6 +302,11 @@ public final class CacheIndex {
     return had;
   }
 
+  /** True while there is a disk tier to store into (none, or gone down: false). */
+  public synchronized boolean storing() {
+    return diskUp();
+  }
+
   /** True if block {@code block} of file {@code id} is stored. */
   synchronized boolean isStored(int id, int block) {
     if (!diskUp()) {

@@ -450,7 +450,7 @@ public final class TieredCache implements AutoCloseable {
    * FetchGate}).
    */
   public void prefetch(int id) throws IOException {
-    if (isBlocked(id)) {
+    if (isBlocked(id) && index.storing()) {
       prefetchBlocks(id);
       return;
     }
@@ -470,14 +470,19 @@ public final class TieredCache implements AutoCloseable {
    * A large file ahead of its reader (a shard next in a hinted order): every block not stored yet,
    * in order, one ranged GET each as a prefetch, stored as the reader's blocks are. While the disk
    * writer is behind, it waits (up to {@link #WRITER_WAIT_MILLIS} a block) rather than fetch what
-   * could not be stored; past that it stops, and the reader's read-ahead fetches the rest.
+   * could not be stored; past that, or when a block was not kept (the policy declined it, the cache
+   * is full of what is needed sooner), it stops, and the reader's read-ahead fetches the rest.
+   * Without a disk tier (or with it down) a large file is prefetched as before: its first block.
    */
   private void prefetchBlocks(int id) throws IOException {
     stats.prefetches.increment();
     index.prefetching(id);
     for (int b = 0; b < units.blockCount(id); b++) {
-      if (index.isStored(id, b) || ram.contains(id, b)) {
+      if (index.isStored(id, b)) {
         continue;
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        return; // the mount is closing
       }
       long deadline = System.nanoTime() + WRITER_WAIT_MILLIS * 1_000_000L;
       while (!diskKeepsUp()) {
@@ -493,6 +498,9 @@ public final class TieredCache implements AutoCloseable {
       }
       read(id, b, false, false, false, FetchGate.Priority.PREFETCH);
       stats.blocksPrefetched.increment();
+      if (!index.isStored(id, b)) {
+        return;
+      }
     }
   }
 
@@ -565,7 +573,7 @@ public final class TieredCache implements AutoCloseable {
    * there is no RAM tier. The prefetcher brings the rest closer.
    */
   public boolean isNear(int id) {
-    if (isBlocked(id)) {
+    if (isBlocked(id) && index.storing()) {
       return index.allBlocksStored(id); // a large file: all of it, not its first block
     }
     if (ram.contains(id, 0)) {

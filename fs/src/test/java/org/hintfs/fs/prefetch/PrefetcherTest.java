@@ -85,6 +85,56 @@ class PrefetcherTest {
     assertThat(b.order().position()).isZero();
   }
 
+  @Test
+  void largeFiles_twoAtOnce_besideTheSmallFilesOfAnotherStream() throws Exception {
+    prefetcher.close();
+    // Files 0-99 are shards of 1 GiB, 500+ small files; a budget of 256 MiB.
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger shardsAtOnce =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger most =
+        new java.util.concurrent.atomic.AtomicInteger();
+    prefetcher =
+        new Prefetcher(
+            streams::active,
+            8,
+            256L << 20,
+            8,
+            cached::contains,
+            id -> id < 100 ? 1L << 30 : 100_000,
+            id -> {
+              if (id < 100) {
+                most.accumulateAndGet(shardsAtOnce.incrementAndGet(), Math::max);
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                shardsAtOnce.decrementAndGet();
+              }
+              fetched.add(id);
+              cached.add(id);
+            },
+            () -> cacheFiles);
+    Stream shards = streams.forWriter(10, null, 0, true);
+    Stream small = streams.forWriter(20, null, 0, true);
+    shards.predict(null, range(0, 100), 1000);
+    small.predict(null, range(500, 600), 1000);
+    prefetcher.reset(shards);
+    prefetcher.reset(small);
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (fetched.size() < 8 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    // Two shards fetching (each charged an eighth of the budget), the small stream's window whole.
+    assertThat(prefetcher.filesInFlight(shards)).isEqualTo(2);
+    assertThat(fetched).containsExactlyInAnyOrder(500, 501, 502, 503, 504, 505, 506, 507);
+    release.countDown();
+    settle();
+    assertThat(most.get()).isEqualTo(Prefetcher.MAX_LARGE_IN_FLIGHT);
+    assertThat(fetched).contains(0, 1, 2, 3, 4, 5, 6, 7);
+  }
+
   /**
    * A new order set while the prefetcher is scheduling the old one (the hint applier sets it under
    * the stream's lock, the prefetcher schedules under its own): the new order is scheduled from its
