@@ -29,19 +29,6 @@ mkdir -p "$work/mnt"
 s3_start "$work"
 trap "s3_stop '$work'" EXIT
 
-# A proxy of its own per mount, so that its GET count is that mount's.
-gproxy_start() {
-  java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" "${S3_DELAY_MS:-10}" >"$work/gp.out" &
-  gpid=$!
-  gport=
-  for _ in $(seq 100); do gport=$(head -1 "$work/gp.out"); [[ -n $gport ]] && break; sleep 0.1; done
-}
-# gproxy_stop: sets ggets to the object GETs it forwarded (not in a subshell: it waits for the proxy).
-gproxy_stop() {
-  kill -TERM "$gpid"
-  wait "$gpid" 2>/dev/null || true
-  ggets=$(sed -n 's/^object_gets \([0-9]*\).*/\1/p' "$work/gp.out")
-}
 
 # mbps BYTES CMD...: MB/s of CMD.
 mbps() {

@@ -213,3 +213,18 @@ PY' "$1"
 # rss PID: the process's VmRSS in MB. field NAME: NAME of the JSON object on stdin.
 rss() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+# gproxy_start: a DelayProxy of its own in front of s3_start's S3Proxy (S3_DELAY_MS, default 10),
+# so that its GET count is one mount's; sets gpid and gport, its output in $work/gp.out.
+gproxy_start() {
+  java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" "${S3_DELAY_MS:-10}" >"$work/gp.out" &
+  gpid=$!
+  gport=
+  for _ in $(seq 100); do gport=$(head -1 "$work/gp.out"); [[ -n $gport ]] && break; sleep 0.1; done
+}
+# gproxy_stop: sets ggets to the object GETs it forwarded (not in a subshell: it waits for the proxy).
+gproxy_stop() {
+  kill -TERM "$gpid"
+  wait "$gpid" 2>/dev/null || true
+  ggets=$(sed -n 's/^object_gets \([0-9]*\).*/\1/p' "$work/gp.out")
+}

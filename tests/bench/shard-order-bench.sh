@@ -27,17 +27,6 @@ unmount_if_mounted "$work/mnt"
 s3_start "$work"
 trap "s3_stop '$work'" EXIT
 
-gproxy_start() {
-  java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" "${S3_DELAY_MS:-10}" >"$work/gp.out" &
-  gpid=$!
-  gport=
-  for _ in $(seq 100); do gport=$(head -1 "$work/gp.out"); [[ -n $gport ]] && break; sleep 0.1; done
-}
-gproxy_stop() {
-  kill -TERM "$gpid"
-  wait "$gpid" 2>/dev/null || true
-  ggets=$(sed -n 's/^object_gets \([0-9]*\).*/\1/p' "$work/gp.out")
-}
 read_in_order() {
   for i in "${order[@]}"; do dd if="$work/mnt/n00000000/shard-$i.tar" of=/dev/null bs=1M status=none; done
 }

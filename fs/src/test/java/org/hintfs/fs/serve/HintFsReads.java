@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Tests: whole files read through {@link HintFs} as the FUSE adapter reads them, 128 KiB a call.
@@ -50,5 +54,25 @@ public final class HintFsReads {
   /** {@code .hintfs/stats}, parsed. */
   public static JsonNode stats(HintFs fs, long pid) throws IOException {
     return new ObjectMapper().readTree(file(fs, "/.hintfs/stats", pid));
+  }
+
+  /**
+   * Writes a two-class ImageFolder under {@code src}: {@code train/cat} and {@code train/dog},
+   * files {@code 00.jpg}-{@code 09.jpg} of {@code pad + i} dashes after their name. Returns the
+   * cats' bytes, in order.
+   */
+  public static List<byte[]> catsAndDogs(Path src, int pad) throws IOException {
+    List<byte[]> cats = new ArrayList<>();
+    for (String cls : new String[] {"cat", "dog"}) {
+      Path d = Files.createDirectories(src.resolve("train").resolve(cls));
+      for (int i = 0; i < 10; i++) {
+        byte[] b = (cls + i + "-".repeat(pad + i)).getBytes(StandardCharsets.UTF_8);
+        Files.write(d.resolve(String.format("%02d.jpg", i)), b);
+        if (cls.equals("cat")) {
+          cats.add(b);
+        }
+      }
+    }
+    return cats;
   }
 }

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.hintfs.backing.LocalDirSource;
 import org.hintfs.fs.MountConfig;
@@ -87,17 +86,7 @@ class PageCacheSubstitutionTest {
    */
   private List<byte[]> mount(long reach) throws Exception {
     Path src = Files.createDirectories(tmp.resolve("src"));
-    List<byte[]> cats = new ArrayList<>();
-    for (String cls : new String[] {"cat", "dog"}) {
-      Path d = Files.createDirectories(src.resolve("train").resolve(cls));
-      for (int i = 0; i < 10; i++) {
-        byte[] b = (cls + i + "-".repeat(40_000 + i)).getBytes(StandardCharsets.UTF_8);
-        Files.write(d.resolve(String.format("%02d.jpg", i)), b);
-        if (cls.equals("cat")) {
-          cats.add(b);
-        }
-      }
-    }
+    List<byte[]> cats = HintFsReads.catsAndDogs(src, 40_000);
     LocalDirSource source = new LocalDirSource(src);
     fs =
         Mount.create(

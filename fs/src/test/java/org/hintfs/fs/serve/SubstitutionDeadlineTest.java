@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.hintfs.backing.FaultInjectingSource;
@@ -100,17 +99,7 @@ class SubstitutionDeadlineTest {
   /** Cats and dogs 0-9 at the source; cats 0-4 (returned) and dogs 0-4 read, so cached. */
   private List<byte[]> mountWithFiveCatsCached() throws Exception {
     Path src = Files.createDirectories(tmp.resolve("src"));
-    List<byte[]> cats = new ArrayList<>();
-    for (String cls : new String[] {"cat", "dog"}) {
-      Path d = Files.createDirectories(src.resolve("train").resolve(cls));
-      for (int i = 0; i < 10; i++) {
-        byte[] b = (cls + i + "-".repeat(100 + i)).getBytes(StandardCharsets.UTF_8);
-        Files.write(d.resolve(String.format("%02d.jpg", i)), b);
-        if (cls.equals("cat") && i < 5) {
-          cats.add(b);
-        }
-      }
-    }
+    List<byte[]> cats = HintFsReads.catsAndDogs(src, 100).subList(0, 5);
     source = new FaultInjectingSource(new LocalDirSource(src));
     fs =
         Mount.create(
