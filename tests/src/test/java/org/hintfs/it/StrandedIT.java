@@ -48,12 +48,16 @@ class StrandedIT {
     Hintfs.mount(src, mnt, "--cache-dir", cache.toString(), "--ram-cache", "0");
     byte[] want = Files.readAllBytes(src.resolve("c0/f0.jpg"));
     assertThat(Files.readAllBytes(mnt.resolve("c0/f0.jpg"))).isEqualTo(want);
-    // The store's writer commits in the background: wait until the file is on disk.
+    // The store's writer commits in the background: wait until the file is on disk. The index
+    // counts it cached when it is queued; the queue empties after the commit.
     long deadline = System.nanoTime() + 30_000_000_000L;
-    while (stats().path("cached_files").asLong() < 1 && System.nanoTime() < deadline) {
+    while ((stats().path("cached_files").asLong() < 1
+            || stats().path("write_queue_bytes").asLong() > 0)
+        && System.nanoTime() < deadline) {
       Thread.sleep(50);
     }
     assertThat(stats().path("cached_files").asLong()).isEqualTo(1);
+    assertThat(stats().path("write_queue_bytes").asLong()).isZero();
     List<Long> daemons = Hintfs.daemonsFor(mnt);
     assertThat(daemons).hasSize(1);
     ProcessHandle daemon = ProcessHandle.of(daemons.get(0)).orElseThrow();
