@@ -158,6 +158,10 @@ public final class AdminOps implements AutoCloseable {
     long[] p = cache.index().pinnedUsage();
     m.put("pinned_files", p[0]);
     m.put("pinned_bytes", p[1]);
+    // Files open on readers' handles now, and those evicted while open (their bytes deleted at
+    // the close): an admin's evict of an open file waits for its close as well.
+    m.put("open_files", cache.index().openFiles());
+    m.put("evicted_while_open", cache.index().evictedWhileOpen());
     m.put("evicted_files", evicted.sum());
     m.put("applied", applied.sum());
     return m;

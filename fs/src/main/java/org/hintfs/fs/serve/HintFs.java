@@ -464,6 +464,10 @@ public final class HintFs {
     } else if (readsAhead(h)) {
       readAhead.closed((SampleHandle) h);
     }
+    if (h instanceof SampleHandle s && s.inUse) {
+      s.inUse = false;
+      cache.doneWith(s.id);
+    }
   }
 
   /** The hints this mount has received. */

@@ -22,6 +22,12 @@ final class SampleHandle implements Handle {
   /** True if the bytes are another sample's, served in this one's place. */
   final boolean substituted;
 
+  /**
+   * True if the cache keeps this handle's file's stored bytes readable until the handle is closed
+   * ({@link org.hintfs.fs.store.TieredCache#doneWith}), even if it is evicted meanwhile.
+   */
+  volatile boolean inUse;
+
   /** True for the warm-up's own reads at mount ({@link WarmUp}): counted nowhere. */
   boolean warmUp;
 

@@ -89,7 +89,11 @@ final class SampleOpener implements AutoCloseable {
       errors.record("stream", catalog.path(id), e);
       stream = null;
     }
-    boolean hit = cache.access(id);
+    // A hit's stored bytes stay readable until this handle is closed: its reads come after this
+    // access, and the policy may evict it before they do.
+    int opened = cache.access(id, true);
+    boolean hit = (opened & TieredCache.HIT) != 0;
+    boolean inUse = (opened & TieredCache.IN_USE) != 0;
     // A fetch already under way (a prefetch that is late) is waited for, never substituted.
     boolean fetching = !hit && cache.isFetching(id);
     // The kernel's page cache may still hold this file and answer every read itself; the cache
@@ -130,11 +134,17 @@ final class SampleOpener implements AutoCloseable {
     int sub = inDataset ? hints.substitution.opened(id, hit, fetching, late, pageHeld) : -1;
     recordTrace(id, stream);
     if (sub >= 0) {
-      return new SampleHandle(catalog, sub, true);
+      if (inUse) {
+        cache.doneWith(id); // not this handle's to read (a stand-in is only for a miss)
+      }
+      SampleHandle h = new SampleHandle(catalog, sub, true);
+      h.inUse = cache.use(sub);
+      return h;
     }
     pageCache.served(id, catalog.size(id));
     SampleHandle f = new SampleHandle(catalog, id);
     f.pending = fetched;
+    f.inUse = inUse;
     return f;
   }
 

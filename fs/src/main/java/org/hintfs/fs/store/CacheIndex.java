@@ -45,6 +45,17 @@ public final class CacheIndex {
   private final CacheStats stats;
   private final Map<Integer, BitSet> blocksOf = new HashMap<>();
   private final Residency residency;
+
+  /** Files open on readers' handles, with how many handles each (opened as hits, stand-ins). */
+  private final java.util.concurrent.ConcurrentHashMap<Integer, Integer> inUse =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Files evicted while open: their stored bytes are deleted when the last handle closes. */
+  private final java.util.Set<Integer> deleteAtClose =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  private final java.util.concurrent.atomic.LongAdder evictedWhileOpen =
+      new java.util.concurrent.atomic.LongAdder();
   private final Rekeyer rekeyer;
   private volatile Listener listener = NO_LISTENER;
   private volatile long capacityNow; // residency's capacity, readable without the lock
@@ -69,12 +80,13 @@ public final class CacheIndex {
             new Residency.Events() {
               @Override
               public void added(int id) {
+                deleteAtClose.remove(id); // stored anew: a close must not delete it
                 listener.added(id);
               }
 
               @Override
               public void evicting(int id) {
-                deleteStored(id);
+                evictStored(id);
                 listener.removed(id);
                 stats.evictions.increment();
               }
@@ -121,9 +133,69 @@ public final class CacheIndex {
 
   /** An open: a hit if in RAM ({@code inRam}) or on disk; the policy sees it. */
   synchronized boolean accessed(int id, boolean inRam) {
-    boolean hit = inRam || (diskUp() && residency.isResident(id));
+    return (accessed(id, inRam, false) & TieredCache.HIT) != 0;
+  }
+
+  /**
+   * An open, as {@link #accessed(int, boolean)}; with {@code use}, a hit's stored bytes stay
+   * readable until {@link #doneWith}, even if it is evicted meanwhile (one lock hold: no eviction
+   * between the two).
+   *
+   * @return {@link TieredCache#HIT} and {@link TieredCache#IN_USE} bits
+   */
+  synchronized int accessed(int id, boolean inRam, boolean use) {
+    boolean resident = diskUp() && residency.isResident(id);
+    boolean hit = inRam || resident;
     residency.accessed(id, hit); // and a hold has done its work
-    return hit;
+    // Evicted while another handle has it open, its bytes are still stored: kept for this one too
+    // (a miss all the same: the cache no longer counts it).
+    if (use && (resident || deleteAtClose.contains(id))) {
+      inUse.merge(id, 1, Integer::sum);
+      return (hit ? TieredCache.HIT : 0) | TieredCache.IN_USE;
+    }
+    return hit ? TieredCache.HIT : 0;
+  }
+
+  /**
+   * A reader's handle will read this file's stored bytes (a stand-in): they stay readable until
+   * {@link #doneWith}.
+   *
+   * @return false if it is not stored (nothing owed)
+   */
+  synchronized boolean use(int id) {
+    if (!diskUp() || !residency.isResident(id)) {
+      return false;
+    }
+    inUse.merge(id, 1, Integer::sum);
+    return true;
+  }
+
+  /**
+   * A reader's handle that {@link #accessed(int, boolean, boolean)} or {@link #use} answered for
+   * was closed: if the file was evicted while open, its bytes are deleted now. Takes the lock only
+   * then: a reader's close never waits on the cache's maintenance.
+   */
+  void doneWith(int id) {
+    inUse.computeIfPresent(id, (k, n) -> n > 1 ? n - 1 : null);
+    if (deleteAtClose.contains(id)) {
+      synchronized (this) {
+        if (!inUse.containsKey(id) && deleteAtClose.remove(id)) {
+          deleteStored(id);
+        }
+      }
+    }
+  }
+
+  /** Files open on readers' handles now, whose stored bytes are kept for them. */
+  public int openFiles() {
+    return inUse.size();
+  }
+
+  /**
+   * Files evicted while open on a reader's handle, their bytes deleted at its close, since mount.
+   */
+  public long evictedWhileOpen() {
+    return evictedWhileOpen.sum();
   }
 
   /** The file, if stored as a guest, is this node's own now. */
@@ -219,6 +291,28 @@ public final class CacheIndex {
     }
     stats.admitted.increment();
     store.put(key, vh, payload, block, path); // fits: only this lock's holder adds to the queue
+  }
+
+  /**
+   * A file is being evicted: its stored units are deleted, or, while a reader's handle has it open,
+   * at that handle's close ({@link #doneWith}), as a Unix file unlinked while open stays readable.
+   * The accounting and the policy see the eviction now. Without this, a file opened as a hit and
+   * evicted for the next prefetch before its reads came was read from the source (the policy counts
+   * the open as the file's access and sees its next use an epoch away: the next victim). Caller
+   * holds the lock.
+   */
+  private void evictStored(int id) {
+    if (!inUse.isEmpty() && blocksOf.get(id) == null) {
+      deleteAtClose.add(id);
+      // Its last handle may have closed between the add and now: that close saw no entry, or is
+      // waiting for this lock and will find none.
+      if (inUse.containsKey(id)) {
+        evictedWhileOpen.increment();
+        return;
+      }
+      deleteAtClose.remove(id);
+    }
+    deleteStored(id);
   }
 
   /** Deletes every stored unit of a file (it is being evicted). Caller holds the lock. */

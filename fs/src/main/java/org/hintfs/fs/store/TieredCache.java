@@ -201,14 +201,52 @@ public final class TieredCache implements AutoCloseable {
    * @return true for a hit
    */
   public boolean access(int id) {
+    return (access(id, false) & HIT) != 0;
+  }
+
+  /** {@link #access(int, boolean)}'s bit: the open was a hit. */
+  public static final int HIT = 1;
+
+  /**
+   * {@link #access(int, boolean)}'s bit: the file's stored bytes stay readable until {@link
+   * #doneWith}, even if it is evicted meanwhile.
+   */
+  public static final int IN_USE = 2;
+
+  /**
+   * Records an open as {@link #access(int)} does; with {@code use}, a file stored on disk stays
+   * readable there until the reader's handle is closed ({@link #doneWith}): the policy counts the
+   * open as the file's access and, seeing its next use an epoch away, may evict it for the next
+   * prefetch before the handle's reads come. The eviction stands (the policy and the accounting see
+   * it, as the simulator does); the bytes are deleted at the close.
+   *
+   * @return {@link #HIT} and {@link #IN_USE} bits
+   */
+  public int access(int id, boolean use) {
     // The RAM tier is looked at outside the lock; disk membership and the policy under one hold.
     boolean inRam = ram.contains(id, 0);
-    boolean hit = index.accessed(id, inRam);
+    int r = index.accessed(id, inRam, use && !isBlocked(id));
+    boolean hit = (r & HIT) != 0;
     (hit ? stats.openHits : stats.openMisses).increment();
     if (hit && !inRam && disk != null && !isBlocked(id)) {
       disk.willNeed(keys.whole(id, units.length(id, 0)));
     }
-    return hit;
+    return r;
+  }
+
+  /**
+   * Keeps a whole file's stored bytes readable for a reader's handle until {@link #doneWith} (a
+   * stand-in being served).
+   *
+   * @return true if kept (one {@link #doneWith} owed), false if it is not on disk
+   */
+  public boolean use(int id) {
+    return !isBlocked(id) && index.use(id);
+  }
+
+  /** The handle an {@link #IN_USE} open or a true {@link #use} kept {@code id} for was closed. */
+  public void doneWith(int id) {
+    index.doneWith(id);
   }
 
   /**
