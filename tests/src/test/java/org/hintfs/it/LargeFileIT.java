@@ -149,8 +149,10 @@ class LargeFileIT {
           .isEqualTo(st.path("read_ahead_blocks").asLong());
       assertThat(st.path("read_ahead_dropped").asLong()).isZero();
       // Read ahead: ranged GETs of the blocks after the reader's run at once (one at a time
-      // without read-ahead: the reader's own, plus the kernel's READ across a block's end).
-      assertThat(proxy.maxInFlight()).isGreaterThanOrEqualTo(4);
+      // without read-ahead: the reader's own, plus the kernel's READ across a block's end: at
+      // most 2). 4 or more alone; a CI run at 4e6d3b9 saw 3 (read-ahead asks for no more while
+      // the disk writer's queue is half full, and that run's writer was behind).
+      assertThat(proxy.maxInFlight()).isGreaterThanOrEqualTo(3);
     }
   }
 
