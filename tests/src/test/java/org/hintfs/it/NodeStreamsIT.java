@@ -143,8 +143,9 @@ class NodeStreamsIT {
           // what fell short was not the prefetcher: a file opened as a hit was evicted for the
           // next prefetch before its reads came (the policy saw the open as its access), and its
           // reads went to the source while the mount counted a hit. A CI run at 7b11e86 read
-          // 0.914 here, runs alone then 0.90-0.93; with the file kept until its handle closes,
-          // 0.999-1.000 alone. Its 1,600 opens in the order they began: 800 of epoch 0, then 800
+          // 0.914 here, runs alone then 0.90-0.93; with its bytes kept until its handle closes,
+          // 0.997-1.000 alone and in the suite. Its 1,600 opens in the order they began: 800 of
+          // epoch 0, then 800
           // of epoch 1.
           JsonNode opens = r.path("opens");
           assertThat(opens).as(r.path("rank").toString()).hasSize(2 * 800);
