@@ -12,6 +12,8 @@
 # cat, 1 stream and 16 ranged streams of 64 MiB at once.
 # FS_LIST: the filesystems measured (default: hintfs hintfs-before rclone s3fs; hintfs-before is
 # HINTFS_BEFORE_JAR, default /tmp/hintfs-38-before.jar, skipped if absent; s3fs if installed).
+# HINTFS_BEFORE_JAVA_OPTS: JVM options for hintfs-before's daemon in place of HINTFS_JAVA_OPTS (an
+# A/B of one JVM flag: the same jar as both).
 # Usage: tests/bench/large-file-bench.sh [WORKDIR] (root; after mvn package and test-compile)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -84,7 +86,8 @@ for ep in direct proxy; do
       export RCLONE_CONFIG_S3G_ENDPOINT=http://127.0.0.1:$p
       case $fs in
         hintfs) mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
-        hintfs-before) HINTFS_JAR=$before_jar mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
+        hintfs-before) HINTFS_JAR=$before_jar HINTFS_JAVA_OPTS=${HINTFS_BEFORE_JAVA_OPTS:-${HINTFS_JAVA_OPTS:-}} \
+          mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
         *) mount_fs "$fs" "$p" s3g "$work/mnt" "$work/cache" ;;
       esac
       if [[ $c == 1 ]]; then what=one; else what=eight; fi
