@@ -131,29 +131,18 @@ public final class CacheIndex {
     }
   }
 
-  /** An open: a hit if in RAM ({@code inRam}) or on disk; the policy sees it. */
-  synchronized boolean accessed(int id, boolean inRam) {
-    return (accessed(id, inRam, false) & TieredCache.HIT) != 0;
-  }
-
   /**
-   * An open, as {@link #accessed(int, boolean)}; with {@code use}, a hit's stored bytes stay
-   * readable until {@link #doneWith}, even if it is evicted meanwhile (one lock hold: no eviction
-   * between the two).
+   * An open: a hit if in RAM ({@code inRam}) or on disk; the policy sees it. With {@code use}, the
+   * file's stored bytes stay readable until {@link #doneWith}, even if it is evicted meanwhile (one
+   * lock hold: no eviction between the two).
    *
    * @return {@link TieredCache#HIT} and {@link TieredCache#IN_USE} bits
    */
   synchronized int accessed(int id, boolean inRam, boolean use) {
-    boolean resident = diskUp() && residency.isResident(id);
-    boolean hit = inRam || resident;
+    boolean onDisk = diskUp() && residency.isResident(id);
+    boolean hit = inRam || onDisk;
     residency.accessed(id, hit); // and a hold has done its work
-    // Evicted while another handle has it open, its bytes are still stored: kept for this one too
-    // (a miss all the same: the cache no longer counts it).
-    if (use && (resident || deleteAtClose.contains(id))) {
-      inUse.merge(id, 1, Integer::sum);
-      return (hit ? TieredCache.HIT : 0) | TieredCache.IN_USE;
-    }
-    return hit ? TieredCache.HIT : 0;
+    return (hit ? TieredCache.HIT : 0) | (use && keepOpen(id, onDisk) ? TieredCache.IN_USE : 0);
   }
 
   /**
@@ -163,7 +152,18 @@ public final class CacheIndex {
    * @return false if it is not stored (nothing owed)
    */
   synchronized boolean use(int id) {
-    if (!diskUp() || !residency.isResident(id)) {
+    return keepOpen(id, diskUp() && residency.isResident(id));
+  }
+
+  /**
+   * Counts one more handle reading {@code id}'s stored bytes, if there are any: it is on disk
+   * ({@code onDisk}), or was evicted while another handle had it open and its bytes wait for that
+   * close (a miss all the same: the cache no longer counts it). Caller holds the lock.
+   *
+   * @return true if counted (one {@link #doneWith} owed)
+   */
+  private boolean keepOpen(int id, boolean onDisk) {
+    if (!onDisk && !deleteAtClose.contains(id)) {
       return false;
     }
     inUse.merge(id, 1, Integer::sum);
