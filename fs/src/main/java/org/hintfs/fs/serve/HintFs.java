@@ -380,13 +380,40 @@ public final class HintFs {
       while (done < n) {
         long pos = offset + done;
         int b = (int) (pos / bs);
+        int in = (int) (pos - (long) b * bs);
+        int k = Math.min(n - done, cache.blockLength(f.id, b) - in);
         byte[] block = f.block(b);
         if (block == null) {
-          block = readAhead.block(f, b);
+          // A block on disk is copied from LMDB's map into the reply, checked once per handle;
+          // one read ahead, in RAM or fetched comes as an array, kept for the handle's next READs.
+          org.hintfs.fs.store.MappedBlock m = f.mapped(b);
+          if (m != null) {
+            if (cache.copyOut(m, in, k, false, dst::putNative)) {
+              done += k;
+              continue;
+            }
+            block = cache.read(f.id, b, false); // its stored copy went meanwhile
+          } else {
+            org.hintfs.fs.store.MappedBlock fresh = cache.mappedBlock(f.id, b);
+            int at = in;
+            block =
+                readAhead.block(
+                    f,
+                    b,
+                    () -> {
+                      if (!cache.copyOut(fresh, at, k, true, dst::putNative)) {
+                        return false;
+                      }
+                      f.setMapped(fresh);
+                      return true;
+                    });
+            if (block == null) {
+              done += k;
+              continue;
+            }
+          }
           f.setBlock(b, block);
         }
-        int in = (int) (pos - (long) b * bs);
-        int k = Math.min(n - done, block.length - in);
         dst.put(block, in, k);
         done += k;
       }

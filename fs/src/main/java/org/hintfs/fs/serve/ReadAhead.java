@@ -156,13 +156,15 @@ final class ReadAhead implements AutoCloseable {
   }
 
   /**
-   * Block {@code b} of {@code h}'s file for a READ: read ahead if it was, else read through the
-   * cache (the access recorded either way); moves the handle's window and asks for what it adds.
+   * Block {@code b} of {@code h}'s file for a READ: read ahead if it was, else served from LMDB's
+   * map by {@code fromMap} (true: served there, null returned), else read through the cache (the
+   * access recorded each way); moves the handle's window and asks for what it adds.
    */
-  byte[] block(SampleHandle h, int b) throws IOException {
+  byte[] block(SampleHandle h, int b, java.util.function.BooleanSupplier fromMap)
+      throws IOException {
     Ahead mine = advance(h, b);
     if (mine == null) {
-      return cache.read(h.id, b);
+      return fromMap.getAsBoolean() ? null : cache.read(h.id, b);
     }
     try {
       byte[] bytes;

@@ -89,6 +89,24 @@ final class SampleHandle implements Handle {
     blocks[0] = bytes;
   }
 
+  /** The two blocks this handle last served from LMDB's map, as {@link #blocks}. */
+  private final org.hintfs.fs.store.MappedBlock[] mapped = new org.hintfs.fs.store.MappedBlock[2];
+
+  /** The block served from the map this handle used last or the one before, if it is {@code b}. */
+  synchronized org.hintfs.fs.store.MappedBlock mapped(int b) {
+    for (org.hintfs.fs.store.MappedBlock m : mapped) {
+      if (m != null && m.block() == b) {
+        return m;
+      }
+    }
+    return null;
+  }
+
+  synchronized void setMapped(org.hintfs.fs.store.MappedBlock m) {
+    mapped[1] = mapped[0];
+    mapped[0] = m;
+  }
+
   /** The last block this handle's reads moved to ({@link ReadAhead}), -1 before any; guarded. */
   int aheadLast = -1;
 

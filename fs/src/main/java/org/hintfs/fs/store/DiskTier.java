@@ -51,6 +51,16 @@ final class DiskTier implements Tier {
         == StoredValue.Check.OK;
   }
 
+  /**
+   * Serves part of a block from the map, its CRC32C computed once per stored copy for {@code m}
+   * (see {@link MappedBlock}); false as {@link #copyOut(Unit, long, int, NativeSink)}.
+   */
+  boolean copyOut(MappedBlock m, long offset, int n, NativeSink sink) {
+    Unit u = m.unit;
+    return store.copyOut(u.key(), u.versionHash(), u.length(), offset, n, sink, m)
+        == StoredValue.Check.OK;
+  }
+
   /** Starts paging a held unit in (see {@link LmdbStore#willNeed}). */
   void willNeed(Unit u) {
     store.willNeed(u.key());

@@ -250,6 +250,21 @@ public final class LmdbStore implements AutoCloseable {
    */
   StoredValue.Check copyOut(
       CacheKey key, long versionHash, int expectedLength, long offset, int n, NativeSink sink) {
+    return copyOut(key, versionHash, expectedLength, offset, n, sink, null);
+  }
+
+  /**
+   * {@link #copyOut(CacheKey, long, int, long, int, NativeSink)}, the payload's CRC32C computed
+   * only if {@code seen} (may be null) has not checked this stored value whole before.
+   */
+  StoredValue.Check copyOut(
+      CacheKey key,
+      long versionHash,
+      int expectedLength,
+      long offset,
+      int n,
+      NativeSink sink,
+      MappedBlock seen) {
     if (!healthy() || queued(key)) {
       return null;
     }
@@ -259,7 +274,7 @@ public final class LmdbStore implements AutoCloseable {
       ByteBuffer v = data.get(r.txn, key.into(r.key));
       return v == null
           ? null
-          : StoredValue.checkAndCopy(v, key, versionHash, expectedLength, offset, n, sink);
+          : StoredValue.checkAndCopy(v, key, versionHash, expectedLength, offset, n, sink, seen);
     } catch (RuntimeException e) {
       r = discard(r);
       log.debug("copy out of the map failed, reading through the heap: {}", e.toString());

@@ -80,14 +80,37 @@ final class StoredValue {
       long offset,
       int n,
       NativeSink sink) {
+    return checkAndCopy(v, key, versionHash, expectedLength, offset, n, sink, null);
+  }
+
+  /**
+   * {@link #checkAndCopy(ByteBuffer, CacheKey, long, int, long, int, NativeSink)}, computing the
+   * payload's CRC32C only if {@code seen} (may be null) has not checked this value whole before.
+   */
+  static Check checkAndCopy(
+      ByteBuffer v,
+      CacheKey key,
+      long versionHash,
+      int expectedLength,
+      long offset,
+      int n,
+      NativeSink sink,
+      MappedBlock seen) {
     Check c = checkHeader(v, key, versionHash, expectedLength);
     if (c != Check.OK) {
       return c;
     }
-    if (!payloadIntact(v)) {
-      return Check.CORRUPT;
-    }
     int p = v.position();
+    long at = NativeSink.address(v) + p;
+    int crc = v.getInt(p + 24);
+    if (seen == null || !seen.checked(at, crc)) {
+      if (!payloadIntact(v)) {
+        return Check.CORRUPT;
+      }
+      if (seen != null) {
+        seen.checkedAt(at, crc);
+      }
+    }
     int len = v.getInt(p + 4);
     if (offset < 0 || n < 0 || offset + n > len) {
       throw new IndexOutOfBoundsException("bytes " + offset + "+" + n + " of " + len);

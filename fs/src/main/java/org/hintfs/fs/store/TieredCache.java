@@ -286,6 +286,48 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
+   * Block {@code block} of file in blocks {@code id}, for a reader's handle to serve its READs of
+   * it from the disk tier's map ({@link #copyOut(MappedBlock, long, int, boolean, NativeSink)}).
+   */
+  public MappedBlock mappedBlock(int id, int block) {
+    Unit u =
+        block == 0
+            ? keys.whole(id, units.length(id, 0))
+            : new Unit(catalog, id, block, units.length(id, block), false);
+    return new MappedBlock(u);
+  }
+
+  /** The length of block {@code block} of file {@code id} (the whole file's for block 0 of one). */
+  public int blockLength(int id, int block) {
+    return units.length(id, block);
+  }
+
+  /**
+   * Serves {@code n} bytes of a block of a file in blocks from {@code offset} (within the block)
+   * straight from the disk tier's map into {@code sink}: no Java array is made; the header is
+   * checked on every call, the payload's CRC32C once per stored copy for {@code m}.
+   *
+   * @param countHit count the disk hit and the access (once per block a handle reads)
+   * @return false if the block must come the usual way ({@link #read}): not on disk, in RAM, still
+   *     queued for writing, or failing a check
+   */
+  public boolean copyOut(MappedBlock m, long offset, int n, boolean countHit, NativeSink sink) {
+    Unit u = m.unit;
+    if (disk == null || ram.contains(u.id(), u.block())) {
+      return false;
+    }
+    if (!disk.copyOut(m, offset, n, sink)) {
+      return false;
+    }
+    if (countHit) {
+      stats.diskHits.increment();
+      stats.bytesFromCache.add(u.length());
+      index.served(u.id(), true);
+    }
+    return true;
+  }
+
+  /**
    * True if whole file {@code id} of {@code len} bytes is one whose reads {@link #copyOut} serves
    * from the disk tier's map: small enough, not in blocks, not in the RAM tier (which comes first).
    */

@@ -97,6 +97,61 @@ class HintFsTest {
   }
 
   /**
+   * A file in blocks read again from disk is copied from LMDB's map into the reply, no Java array
+   * made for its blocks: every byte right at any READ size, one disk hit per block a handle reads
+   * (the access the policy sees, as before), no source read. The kernel's READs of one block
+   * arriving out of order, or straddling two blocks, are served the same way.
+   */
+  @Test
+  void aFileInBlocksReadAgain_isCopiedFromTheMap_oneDiskHitPerBlockPerHandle() throws Exception {
+    long fh = fs.open("/cls/big.bin", false);
+    assertThat(readAll(fh, 131_072)).isEqualTo(big);
+    fs.release(fh);
+    fs.cache().flush();
+    fs.close();
+    // A fresh daemon on the same cache directory, its RAM tier empty: the blocks are on disk only.
+    LocalDirSource src = new LocalDirSource(tmp.resolve("src"));
+    MountConfig cfg =
+        MountConfig.defaults("x", tmp.resolve("mnt"))
+            .withCache(tmp.resolve("cache"), "100%")
+            .withUnits(100_000, 65_536);
+    fs = Mount.create(src, Mount.listCatalog(src), cfg);
+    int blocks = (big.length + 65_535) / 65_536;
+    for (int chunk : new int[] {4096, 50_000, 131_072}) {
+      long hits = fs.cache().stats().diskHits.sum();
+      long[] fromMap = {0};
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      HintFs.ByteSink sink =
+          new HintFs.ByteSink() {
+            @Override
+            public void put(byte[] src, int off, int len) {
+              out.write(src, off, len);
+            }
+
+            @Override
+            public void putNative(long address, int len) {
+              fromMap[0] += len;
+              HintFs.ByteSink.super.putNative(address, len);
+            }
+          };
+      long h = fs.open("/cls/big.bin", false);
+      // The first block's second half before its first: READs a little out of order.
+      assertThat(fs.read(h, 32_768, 32_768, (b, o, l) -> {})).isEqualTo(32_768);
+      long off = 0;
+      int n;
+      while ((n = fs.read(h, off, chunk, sink)) > 0) {
+        off += n;
+      }
+      fs.release(h);
+      assertThat(out.toByteArray()).as("chunk %d", chunk).isEqualTo(big);
+      assertThat(fromMap[0]).as("every byte from the map").isEqualTo(big.length);
+      assertThat(fs.cache().stats().diskHits.sum() - hits).isEqualTo(blocks);
+    }
+    assertThat(fs.cache().sourceRequests()).isZero();
+    assertThat(fs.cache().stats().corrupt.sum()).isZero();
+  }
+
+  /**
    * A file opened as a hit and evicted before its handle's reads came is still read from disk, and
    * its bytes are deleted when the handle closes, as a Unix file unlinked while open. The policy
    * (LRU here: the reads of b and c come after a's open) evicts a to make room for c, exactly as

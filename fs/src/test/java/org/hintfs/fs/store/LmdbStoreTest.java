@@ -215,6 +215,54 @@ class LmdbStoreTest {
     }
   }
 
+  /**
+   * A block served from the map for one handle ({@link MappedBlock}) has its payload's CRC32C
+   * computed once: its first copy out finds a damaged payload and serves nothing; once a copy is
+   * checked, later slices of it are served without the sum (its header is still checked: another
+   * version is stale), and a new handle checks the value again.
+   */
+  @Test
+  void aMappedBlock_checksItsStoredCopyOnce_andANewOneChecksAgain() throws Exception {
+    byte[] payload = random(300_000, 6);
+    CacheKey key = CacheKey.of("shard-0.tar", 1);
+    long vh = CacheKey.versionHash("e:big");
+    try (LmdbStore s = open(dir)) {
+      s.put(key, vh, payload, 1, "shard-0.tar");
+      s.flush();
+    }
+    flipBit(dir, payload, 250_000, 0x04);
+    try (LmdbStore s = open(dir)) {
+      Collect c = new Collect();
+      MappedBlock damaged = mapped(key, vh, payload.length);
+      assertThat(s.copyOut(key, vh, payload.length, 0, 4096, c, damaged))
+          .isEqualTo(StoredValue.Check.CORRUPT);
+      assertThat(c.got).isNull();
+      // Still not checked: the next slice computes the sum again and serves nothing either.
+      assertThat(s.copyOut(key, vh, payload.length, 4096, 4096, c, damaged))
+          .isEqualTo(StoredValue.Check.CORRUPT);
+      assertThat(c.got).isNull();
+    }
+    flipBit(dir, payload, 250_000, 0x04); // mended
+    try (LmdbStore s = open(dir)) {
+      Collect c = new Collect();
+      MappedBlock m = mapped(key, vh, payload.length);
+      assertThat(s.copyOut(key, vh, payload.length, 0, 4096, c, m)).isEqualTo(StoredValue.Check.OK);
+      assertThat(c.got).isEqualTo(java.util.Arrays.copyOf(payload, 4096));
+      // Damaged under the running store (the map shares the file's pages): the checked copy's
+      // later slices are served without the sum, as the kernel's READs of one handle are.
+      flipBit(dir, payload, 250_000, 0x04);
+      assertThat(s.copyOut(key, vh, payload.length, 200_000, 100_000, c, m))
+          .isEqualTo(StoredValue.Check.OK);
+      assertThat(s.copyOut(key, CacheKey.versionHash("e:other"), payload.length, 0, 1, c, m))
+          .isEqualTo(StoredValue.Check.STALE);
+      MappedBlock another = mapped(key, vh, payload.length);
+      c.got = null;
+      assertThat(s.copyOut(key, vh, payload.length, 0, 4096, c, another))
+          .isEqualTo(StoredValue.Check.CORRUPT);
+      assertThat(c.got).isNull();
+    }
+  }
+
   @Test
   void aFullMapAsksForRoom_andGoesDownIfNoneIsMade_servingNothingAfter() throws Exception {
     AtomicLong asked = new AtomicLong();
@@ -235,6 +283,11 @@ class LmdbStoreTest {
   /**
    * Flips {@code mask}'s bits of the byte {@code at} into {@code payload}, where data.mdb holds it.
    */
+  /** Block 1 of a file, as a handle reading it from the map holds it (no catalog needed). */
+  private static MappedBlock mapped(CacheKey key, long versionHash, int length) {
+    return new MappedBlock(new Unit(null, 0, 1, length, false, key, versionHash));
+  }
+
   private static void flipBit(Path dir, byte[] payload, int at, int mask) throws Exception {
     Path file = dir.resolve("data.mdb");
     int start = indexOf(Files.readAllBytes(file), java.util.Arrays.copyOfRange(payload, 0, 64));
