@@ -384,8 +384,9 @@ public final class HintFs {
         int k = Math.min(n - done, cache.blockLength(f.id, b) - in);
         byte[] block = f.block(b);
         if (block == null) {
-          // A block on disk is copied from LMDB's map into the reply, checked once per handle;
-          // one read ahead, in RAM or fetched comes as an array, kept for the handle's next READs.
+          // A block in RAM or on disk is copied from where it lies into the reply (from LMDB's
+          // map checked once per handle); one read ahead or fetched comes as an array, kept for
+          // the handle's next READs.
           org.hintfs.fs.store.MappedBlock m = f.mapped(b);
           if (m != null) {
             if (cache.copyOut(m, in, k, false, dst::putNative)) {
@@ -402,6 +403,7 @@ public final class HintFs {
                     b,
                     () -> {
                       if (!cache.copyOut(fresh, at, k, true, dst::putNative)) {
+                        fresh.close();
                         return false;
                       }
                       f.setMapped(fresh);
@@ -491,9 +493,12 @@ public final class HintFs {
     } else if (readsAhead(h)) {
       readAhead.closed((SampleHandle) h);
     }
-    if (h instanceof SampleHandle s && s.inUse) {
-      s.inUse = false;
-      cache.doneWith(s.id);
+    if (h instanceof SampleHandle s) {
+      s.closeMapped();
+      if (s.inUse) {
+        s.inUse = false;
+        cache.doneWith(s.id);
+      }
     }
   }
 

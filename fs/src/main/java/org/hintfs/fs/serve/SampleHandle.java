@@ -102,9 +102,31 @@ final class SampleHandle implements Handle {
     return null;
   }
 
-  synchronized void setMapped(org.hintfs.fs.store.MappedBlock m) {
-    mapped[1] = mapped[0];
-    mapped[0] = m;
+  /** Keeps {@code m} as the last block; the one before the last is given up. */
+  void setMapped(org.hintfs.fs.store.MappedBlock m) {
+    org.hintfs.fs.store.MappedBlock out;
+    synchronized (this) {
+      out = mapped[1];
+      mapped[1] = mapped[0];
+      mapped[0] = m;
+    }
+    if (out != null) {
+      out.close();
+    }
+  }
+
+  /** The handle was closed: the blocks it kept (their RAM tier references) are given up. */
+  void closeMapped() {
+    org.hintfs.fs.store.MappedBlock[] out;
+    synchronized (this) {
+      out = mapped.clone();
+      java.util.Arrays.fill(mapped, null);
+    }
+    for (org.hintfs.fs.store.MappedBlock m : out) {
+      if (m != null) {
+        m.close();
+      }
+    }
   }
 
   /** The last block this handle's reads moved to ({@link ReadAhead}), -1 before any; guarded. */

@@ -10,13 +10,23 @@ package org.hintfs.fs.store;
  * it: before, each block a handle read was copied into a 4 MiB heap array, which the young
  * collections then copied while the handle held it (8 readers of cached shards, BENCHMARKS.md).
  *
+ * <p>A block the RAM tier held when the handle came to it is served from there the same way, its
+ * memory kept by a reference until the handle moves two blocks on or closes ({@link #close}).
+ *
  * <p>LMDB never rewrites a committed value's pages in place: a value found at the address checked
  * before is the bytes checked then, or a later put of the same key, version and length (the same
  * bytes, fetched version-pinned) written to pages freed meanwhile.
  */
-public final class MappedBlock {
+public final class MappedBlock implements AutoCloseable {
   final Unit unit;
   private volatile Seen seen;
+
+  /**
+   * The block's bytes in the RAM tier, if it was there when the handle came to it: one reference
+   * held until {@link #close}, so the handle's READs copy from there without a Java array either.
+   */
+  private final java.util.concurrent.atomic.AtomicReference<NativeBytes> ram =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   private record Seen(long address, int crc) {}
 
@@ -37,5 +47,24 @@ public final class MappedBlock {
 
   void checkedAt(long address, int crc) {
     seen = new Seen(address, crc);
+  }
+
+  /** Keeps {@code e} (one reference, given up at {@link #close}); false if it already holds one. */
+  boolean holdRam(NativeBytes e) {
+    return ram.compareAndSet(null, e);
+  }
+
+  /** The RAM tier's bytes this block holds, or null. */
+  NativeBytes ram() {
+    return ram.get();
+  }
+
+  /** Gives up the RAM tier's bytes, if held (once: later calls do nothing). */
+  @Override
+  public void close() {
+    NativeBytes e = ram.getAndSet(null);
+    if (e != null) {
+      e.release();
+    }
   }
 }

@@ -85,6 +85,27 @@ final class NativeBytes {
     }
   }
 
+  /**
+   * Hands {@code n} bytes from {@code offset} to {@code sink} where they lie, holding a reference
+   * for the call; false if they were freed before this reader could take one.
+   */
+  boolean copyTo(long offset, int n, NativeSink sink) {
+    if (offset < 0 || n < 0 || offset + n > length) {
+      throw new IndexOutOfBoundsException("bytes " + offset + "+" + n + " of " + length);
+    }
+    if (!acquire()) {
+      return false;
+    }
+    try {
+      if (n > 0) {
+        sink.put(address + offset, n);
+      }
+      return true;
+    } finally {
+      release();
+    }
+  }
+
   /** Takes a reference unless the count already reached zero (the memory is gone). */
   boolean acquire() {
     for (int r = (int) REFS.getVolatile(this); r > 0; r = (int) REFS.getVolatile(this)) {

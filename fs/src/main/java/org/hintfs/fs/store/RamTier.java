@@ -75,6 +75,23 @@ final class RamTier implements Tier {
     return b;
   }
 
+  /**
+   * Block {@code block} of file {@code id} where it lies, with one reference for the caller to
+   * {@link NativeBytes#release}, or null if not held: an access, as {@link #take} is (a promoted
+   * entry leaves the tier; the caller's reference keeps its memory).
+   */
+  NativeBytes hold(int id, int block) {
+    long rk = Unit.ramKey(id, block);
+    NativeBytes e = ram.getIfPresent(rk);
+    if (e == null || !e.acquire()) {
+      return null;
+    }
+    if (promoted.remove(rk)) {
+      ram.invalidate(rk);
+    }
+    return e;
+  }
+
   /** The unit's bytes if held, leaving a promoted one in place. */
   byte[] peek(int id, int block) {
     return copy(ram.getIfPresent(Unit.ramKey(id, block)));

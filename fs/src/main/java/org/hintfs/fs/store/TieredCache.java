@@ -308,23 +308,42 @@ public final class TieredCache implements AutoCloseable {
    * checked on every call, the payload's CRC32C once per stored copy for {@code m}.
    *
    * @param countHit count the disk hit and the access (once per block a handle reads)
-   * @return false if the block must come the usual way ({@link #read}): not on disk, in RAM, still
-   *     queued for writing, or failing a check
+   *     <p>A block in the RAM tier when a handle comes to it ({@code countHit}: its first READ of
+   *     it) is held for that handle ({@link MappedBlock#close}) and served from there the same way.
+   * @return false if the block must come the usual way ({@link #read}): not in RAM or on disk,
+   *     still queued for writing, or failing a check
    */
   public boolean copyOut(MappedBlock m, long offset, int n, boolean countHit, NativeSink sink) {
     Unit u = m.unit;
+    NativeBytes held = m.ram();
+    if (held == null && countHit) {
+      held = ram.hold(u.id(), u.block());
+      if (held != null && !m.holdRam(held)) {
+        held.release();
+        held = m.ram();
+      } else if (held != null) {
+        count(stats.ramHits, u, true);
+      }
+    }
+    if (held != null) {
+      return held.copyTo(offset, n, sink);
+    }
     if (disk == null || ram.contains(u.id(), u.block())) {
       return false;
     }
     if (!disk.copyOut(m, offset, n, sink)) {
       return false;
     }
+    count(stats.diskHits, u, countHit);
+    return true;
+  }
+
+  private void count(LongAdder tierHits, Unit u, boolean countHit) {
     if (countHit) {
-      stats.diskHits.increment();
+      tierHits.increment();
       stats.bytesFromCache.add(u.length());
       index.served(u.id(), true);
     }
-    return true;
   }
 
   /**
@@ -499,6 +518,11 @@ public final class TieredCache implements AutoCloseable {
       had |= ram.evict(id, b);
     }
     return had;
+  }
+
+  /** Native bytes the RAM tier's entries hold now, with those readers still hold (stats, tests). */
+  public long ramNativeBytes() {
+    return ram.nativeBytes();
   }
 
   /** True if every unit of the file is on disk (or, for a whole file, in RAM). */

@@ -97,9 +97,10 @@ class HintFsTest {
   }
 
   /**
-   * A file in blocks read again from disk is copied from LMDB's map into the reply, no Java array
-   * made for its blocks: every byte right at any READ size, one disk hit per block a handle reads
-   * (the access the policy sees, as before), no source read. The kernel's READs of one block
+   * A file in blocks read again is copied from where it lies into the reply, the RAM tier's memory
+   * or LMDB's map, no Java array made for its blocks: every byte right at any READ size, one hit
+   * per block a handle reads (the access the policy sees, as before), no source read; the RAM
+   * tier's memory a handle held is given back at its close. The kernel's READs of one block
    * arriving out of order, or straddling two blocks, are served the same way.
    */
   @Test
@@ -108,7 +109,20 @@ class HintFsTest {
     assertThat(readAll(fh, 131_072)).isEqualTo(big);
     fs.release(fh);
     fs.cache().flush();
+    int blocks = (big.length + 65_535) / 65_536;
+    // The same daemon: its RAM tier holds the blocks fetched, and serves them where they lie.
+    long ramBytes = fs.cache().ramNativeBytes();
+    assertThat(ramBytes).isEqualTo(big.length);
+    long ramHits = fs.cache().stats().ramHits.sum();
+    long[] fromRam = readNatively("/cls/big.bin", 4096);
+    assertThat(fromRam[0]).as("every byte where it lies").isEqualTo(big.length);
+    assertThat(fs.cache().stats().ramHits.sum() - ramHits).isEqualTo(blocks);
+    assertThat(fs.cache().ramNativeBytes())
+        .as("the handle's references given up")
+        .isEqualTo(ramBytes);
     fs.close();
+    fs.cache().close();
+    assertThat(fs.cache().ramNativeBytes()).as("freed once the tier lets go").isZero();
     // A fresh daemon on the same cache directory, its RAM tier empty: the blocks are on disk only.
     LocalDirSource src = new LocalDirSource(tmp.resolve("src"));
     MountConfig cfg =
@@ -116,39 +130,47 @@ class HintFsTest {
             .withCache(tmp.resolve("cache"), "100%")
             .withUnits(100_000, 65_536);
     fs = Mount.create(src, Mount.listCatalog(src), cfg);
-    int blocks = (big.length + 65_535) / 65_536;
     for (int chunk : new int[] {4096, 50_000, 131_072}) {
       long hits = fs.cache().stats().diskHits.sum();
-      long[] fromMap = {0};
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      HintFs.ByteSink sink =
-          new HintFs.ByteSink() {
-            @Override
-            public void put(byte[] src, int off, int len) {
-              out.write(src, off, len);
-            }
-
-            @Override
-            public void putNative(long address, int len) {
-              fromMap[0] += len;
-              HintFs.ByteSink.super.putNative(address, len);
-            }
-          };
-      long h = fs.open("/cls/big.bin", false);
-      // The first block's second half before its first: READs a little out of order.
-      assertThat(fs.read(h, 32_768, 32_768, (b, o, l) -> {})).isEqualTo(32_768);
-      long off = 0;
-      int n;
-      while ((n = fs.read(h, off, chunk, sink)) > 0) {
-        off += n;
-      }
-      fs.release(h);
-      assertThat(out.toByteArray()).as("chunk %d", chunk).isEqualTo(big);
-      assertThat(fromMap[0]).as("every byte from the map").isEqualTo(big.length);
+      assertThat(readNatively("/cls/big.bin", chunk)[0])
+          .as("every byte from the map")
+          .isEqualTo(big.length);
       assertThat(fs.cache().stats().diskHits.sum() - hits).isEqualTo(blocks);
     }
     assertThat(fs.cache().sourceRequests()).isZero();
     assertThat(fs.cache().stats().corrupt.sum()).isZero();
+  }
+
+  /**
+   * Reads {@code path} in READs of {@code chunk} bytes, the first block's second half first; checks
+   * every byte and returns {bytes handed over where they lie (putNative)}.
+   */
+  private long[] readNatively(String path, int chunk) throws Exception {
+    long[] natively = {0};
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    HintFs.ByteSink sink =
+        new HintFs.ByteSink() {
+          @Override
+          public void put(byte[] src, int off, int len) {
+            out.write(src, off, len);
+          }
+
+          @Override
+          public void putNative(long address, int len) {
+            natively[0] += len;
+            HintFs.ByteSink.super.putNative(address, len);
+          }
+        };
+    long h = fs.open(path, false);
+    assertThat(fs.read(h, 32_768, 32_768, (b, o, l) -> {})).isEqualTo(32_768);
+    long off = 0;
+    int n;
+    while ((n = fs.read(h, off, chunk, sink)) > 0) {
+      off += n;
+    }
+    fs.release(h);
+    assertThat(out.toByteArray()).as("chunk %d", chunk).isEqualTo(big);
+    return natively;
   }
 
   /**
