@@ -70,22 +70,8 @@ final class StoredValue {
    * Checks a stored value in place (header, then CRC32C of the payload where it lies: in LMDB's map
    * nothing is copied) and hands {@code n} payload bytes from {@code offset} to {@code sink}, only
    * if the check is {@link Check#OK}. The caller keeps {@code v}'s transaction open until this
-   * returns, so the pages checked are the pages copied.
-   */
-  static Check checkAndCopy(
-      ByteBuffer v,
-      CacheKey key,
-      long versionHash,
-      int expectedLength,
-      long offset,
-      int n,
-      NativeSink sink) {
-    return checkAndCopy(v, key, versionHash, expectedLength, offset, n, sink, null);
-  }
-
-  /**
-   * {@link #checkAndCopy(ByteBuffer, CacheKey, long, int, long, int, NativeSink)}, computing the
-   * payload's CRC32C only if {@code seen} (may be null) has not checked this value whole before.
+   * returns, so the pages checked are the pages copied. With {@code seen} (may be null), the CRC32C
+   * is computed only if it has not checked this stored value whole before ({@link MappedBlock}).
    */
   static Check checkAndCopy(
       ByteBuffer v,
