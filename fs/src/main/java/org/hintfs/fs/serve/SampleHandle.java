@@ -89,10 +89,14 @@ final class SampleHandle implements Handle {
     blocks[0] = bytes;
   }
 
-  /** The two blocks this handle last served from LMDB's map, as {@link #blocks}. */
+  /**
+   * The two blocks this handle last served from where they lie (read ahead, the RAM tier, LMDB's
+   * map), as {@link #blocks}: each may hold native memory until {@link #setMapped} shifts it out or
+   * {@link #closeMapped}.
+   */
   private final org.hintfs.fs.store.MappedBlock[] mapped = new org.hintfs.fs.store.MappedBlock[2];
 
-  /** The block served from the map this handle used last or the one before, if it is {@code b}. */
+  /** The block served where it lies that this handle used last or the one before, if {@code b}. */
   synchronized org.hintfs.fs.store.MappedBlock mapped(int b) {
     for (org.hintfs.fs.store.MappedBlock m : mapped) {
       if (m != null && m.block() == b) {
