@@ -384,9 +384,9 @@ public final class HintFs {
         int k = Math.min(n - done, cache.blockLength(f.id, b) - in);
         byte[] block = f.block(b);
         if (block == null) {
-          // A block read ahead, in RAM or on disk is copied from where it lies into the reply
-          // (from LMDB's map checked once per handle); one the reader fetched itself comes as an
-          // array. Either is kept for the handle's next READs.
+          // A block in RAM or on disk is copied from where it lies into the reply (from LMDB's
+          // map checked once per handle); one read ahead or fetched comes as an array, kept for
+          // the handle's next READs.
           org.hintfs.fs.store.MappedBlock m = f.mapped(b);
           if (m != null) {
             if (cache.copyOut(m, in, k, false, dst::putNative)) {
@@ -395,22 +395,20 @@ public final class HintFs {
             }
             block = cache.read(f.id, b, false); // its stored copy went meanwhile
           } else {
+            org.hintfs.fs.store.MappedBlock fresh = cache.mappedBlock(f.id, b);
             int at = in;
-            java.util.function.BiPredicate<org.hintfs.fs.store.MappedBlock, Boolean> serve =
-                (mb, first) -> {
-                  if (!cache.copyOut(mb, at, k, first, dst::putNative)) {
-                    mb.close();
-                    return false;
-                  }
-                  f.setMapped(mb);
-                  return true;
-                };
             block =
                 readAhead.block(
                     f,
                     b,
-                    () -> serve.test(cache.mappedBlock(f.id, b), true),
-                    ahead -> serve.test(ahead, false));
+                    () -> {
+                      if (!cache.copyOut(fresh, at, k, true, dst::putNative)) {
+                        fresh.close();
+                        return false;
+                      }
+                      f.setMapped(fresh);
+                      return true;
+                    });
             if (block == null) {
               done += k;
               continue;
@@ -496,9 +494,7 @@ public final class HintFs {
       readAhead.closed((SampleHandle) h);
     }
     if (h instanceof SampleHandle s) {
-      if (cache.isBlocked(s.id)) {
-        s.closeMapped(); // the RAM tier's blocks it held where they lie
-      }
+      s.closeMapped();
       if (s.inUse) {
         s.inUse = false;
         cache.doneWith(s.id);

@@ -13,7 +13,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import org.hintfs.fs.concurrent.Blocking;
 import org.hintfs.fs.concurrent.DaemonThreads;
-import org.hintfs.fs.store.MappedBlock;
 import org.hintfs.fs.store.TieredCache;
 
 /**
@@ -36,9 +35,8 @@ import org.hintfs.fs.store.TieredCache;
  * <p>The fetches are prefetches ({@link TieredCache#readAhead}: after readers' misses, never in the
  * reads kept for them) and land in the tiers as any fetch (checked, version-pinned); the bytes are
  * also held here until the reader takes them, so a block the cache did not admit is not fetched
- * twice: outside the heap ({@link TieredCache#readAheadHeld}), where no collection copies them. A
- * reader whose block is still on its way waits for that fetch (promoted to a reader's miss), or
- * runs it itself if no thread has started it; it never starts a second one.
+ * twice. A reader whose block is still on its way waits for that fetch (promoted to a reader's
+ * miss), or runs it itself if no thread has started it; it never starts a second one.
  *
  * <p>Memory: the blocks fetched ahead and not yet read, with those in flight, hold at most {@link
  * #BUDGET} bytes in all; a window that finds the budget spent, or the disk writer's queue over half
@@ -91,7 +89,7 @@ final class ReadAhead implements AutoCloseable {
     final int block;
     final AtomicBoolean claimed = new AtomicBoolean();
     final AtomicBoolean released = new AtomicBoolean();
-    final CompletableFuture<MappedBlock> result = new CompletableFuture<>();
+    final CompletableFuture<byte[]> result = new CompletableFuture<>();
     volatile boolean abandoned;
 
     Ahead(int id, int block) {
@@ -105,7 +103,7 @@ final class ReadAhead implements AutoCloseable {
         return;
       }
       try {
-        result.complete(cache.readAheadHeld(id, block));
+        result.complete(cache.readAhead(id, block));
       } catch (IOException | RuntimeException e) {
         result.completeExceptionally(e);
       }
@@ -123,16 +121,9 @@ final class ReadAhead implements AutoCloseable {
       }
     }
 
-    /** Gives the budget back, and the block's memory unless a reader took it. */
     void release() {
       if (released.compareAndSet(false, true)) {
         budget.release();
-      }
-      if (abandoned) {
-        MappedBlock m = result.getNow(null);
-        if (m != null) {
-          m.close();
-        }
       }
     }
   }
@@ -165,40 +156,33 @@ final class ReadAhead implements AutoCloseable {
   }
 
   /**
-   * Serves a READ of block {@code b} of {@code h}'s file: from the block read ahead if it was, else
-   * by {@code fromMap} (from the RAM tier or LMDB's map, where the block lies), else read through
-   * the cache (the access recorded each way); moves the handle's window and asks for what it adds.
-   *
-   * @param serve serves this READ from a block held where it lies, and keeps it for the handle's
-   *     next READs; false if it cannot (the block is then closed)
-   * @return the bytes as an array for the caller to serve, or null if served already
+   * Block {@code b} of {@code h}'s file for a READ: read ahead if it was, else served from LMDB's
+   * map by {@code fromMap} (true: served there, null returned), else read through the cache (the
+   * access recorded each way); moves the handle's window and asks for what it adds.
    */
-  byte[] block(
-      SampleHandle h,
-      int b,
-      java.util.function.BooleanSupplier fromMap,
-      java.util.function.Predicate<MappedBlock> serve)
+  byte[] block(SampleHandle h, int b, java.util.function.BooleanSupplier fromMap)
       throws IOException {
     Ahead mine = advance(h, b);
     if (mine == null) {
       return fromMap.getAsBoolean() ? null : cache.read(h.id, b);
     }
     try {
+      byte[] bytes;
       if (mine.claimed.compareAndSet(false, true)) {
-        return cache.read(h.id, b); // no thread had started it: the reader's own miss
+        bytes = cache.read(h.id, b); // no thread had started it: the reader's own miss
+      } else {
+        boolean ready = mine.result.isDone();
+        if (!ready) {
+          cache.demand(h.id, b);
+        }
+        bytes = await(mine.result);
+        if (bytes == null) {
+          return cache.read(h.id, b); // the read ahead failed: one more try as a reader's miss
+        }
+        used.increment();
+        cache.servedBlock(h.id, ready);
       }
-      boolean ready = mine.result.isDone();
-      if (!ready) {
-        cache.demand(h.id, b);
-      }
-      MappedBlock got = await(mine.result);
-      if (got == null) {
-        return cache.read(h.id, b); // the read ahead failed: one more try as a reader's miss
-      }
-      used.increment();
-      cache.servedBlock(h.id, ready);
-      // Without memory for a copy of its own, the block is read from the tiers it went to.
-      return serve.test(got) ? null : cache.read(h.id, b, false);
+      return bytes;
     } finally {
       mine.release();
     }
@@ -268,7 +252,7 @@ final class ReadAhead implements AutoCloseable {
   }
 
   /** The bytes, or null if the fetch failed (the reader then tries once itself). */
-  private static MappedBlock await(CompletableFuture<MappedBlock> f) throws IOException {
+  private static byte[] await(CompletableFuture<byte[]> f) throws IOException {
     if (f.isDone()) {
       return f.isCompletedExceptionally() ? null : f.getNow(null);
     }

@@ -92,20 +92,6 @@ final class RamTier implements Tier {
     return e;
   }
 
-  /**
-   * Block {@code block} of file {@code id} where it lies, with one reference for the caller, or
-   * null if not held: not an access (read-ahead handing its reader a block it just fetched).
-   */
-  NativeBytes holdQuietly(int id, int block) {
-    NativeBytes e = ram.policy().getIfPresentQuietly(Unit.ramKey(id, block));
-    return e != null && e.acquire() ? e : null;
-  }
-
-  /** The counter of native bytes this tier's entries hold, for copies made beside the tier. */
-  AtomicLong held() {
-    return held;
-  }
-
   /** The unit's bytes if held, leaving a promoted one in place. */
   byte[] peek(int id, int block) {
     return copy(ram.getIfPresent(Unit.ramKey(id, block)));

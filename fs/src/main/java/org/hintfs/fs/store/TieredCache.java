@@ -633,29 +633,6 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
-   * {@link #readAhead}, the block then held where it lies for its reader ({@link
-   * #copyOut(MappedBlock, long, int, boolean, NativeSink)}): the RAM tier's copy if it kept it,
-   * else a native copy of its own (counted with the tier's memory), so that the heap array dies
-   * young. Before, the arrays fetched ahead waited on the heap for their readers, and the young
-   * collections copied nearly every one into the old generation (a 1 GiB first read).
-   *
-   * @return the block, to be closed once read or dropped; with no memory for a copy, none held (it
-   *     is then served from the tiers, as any block)
-   */
-  public MappedBlock readAheadHeld(int id, int block) throws IOException {
-    byte[] b = readAhead(id, block);
-    MappedBlock m = mappedBlock(id, block);
-    NativeBytes e = ram.holdQuietly(id, block);
-    if (e == null) {
-      e = NativeBytes.copyOf(b, ram.held());
-    }
-    if (e != null) {
-      m.holdRam(e);
-    }
-    return m;
-  }
-
-  /**
    * A reader now waits for a block read ahead: if its fetch still waits for its turn, it goes as a
    * reader's miss (the fetch is not started again).
    */

@@ -142,53 +142,6 @@ class HintFsTest {
   }
 
   /**
-   * Blocks read ahead wait for their reader outside the heap: with neither a disk nor a RAM tier,
-   * each is a native copy of its own; a reader is served from it, and a block dropped unread (a
-   * seek, a close) is freed. Every byte right, one GET per block read.
-   */
-  @Test
-  void blocksReadAhead_areHeldNatively_servedOnce_andFreedWhenDroppedOrRead() throws Exception {
-    fs.close();
-    fs.cache().close();
-    org.hintfs.backing.FaultInjectingSource src =
-        new org.hintfs.backing.FaultInjectingSource(new LocalDirSource(tmp.resolve("src")));
-    MountConfig cfg =
-        MountConfig.defaults("x", tmp.resolve("mnt")).toBuilder()
-            .cache(null, "0")
-            .ramCacheBytes(0)
-            .units(100_000, 65_536)
-            .build();
-    fs = Mount.create(src, Mount.listCatalog(src), cfg);
-    try {
-      assertThat(readNatively("/cls/big.bin", 4096)[0])
-          .as("the blocks read ahead, served where they lie")
-          .isPositive();
-      assertThat(fs.readAheadBlocks()).isPositive();
-      assertThat(fs.readAheadUsed()).isPositive();
-      // A seek after block 0 drops what was asked for ahead of it.
-      long h = fs.open("/cls/big.bin", false);
-      assertThat(fs.read(h, 0, 4096, (b, o, l) -> {})).isEqualTo(4096);
-      assertThat(fs.read(h, 65_536, 4096, (b, o, l) -> {})).isEqualTo(4096);
-      byte[] tail = new byte[1000];
-      assertThat(
-              fs.read(h, big.length - 1000, 1000, (b, o, l) -> System.arraycopy(b, o, tail, 0, l)))
-          .isEqualTo(1000);
-      fs.release(h);
-      assertThat(tail).isEqualTo(java.util.Arrays.copyOfRange(big, big.length - 1000, big.length));
-      assertThat(fs.readAheadDropped()).isPositive();
-      // The dropped blocks' fetches may still be running: their memory goes when they end.
-      long deadline = System.nanoTime() + 10_000_000_000L;
-      while (fs.cache().ramNativeBytes() != 0 && System.nanoTime() < deadline) {
-        Thread.sleep(10);
-      }
-      assertThat(fs.cache().ramNativeBytes()).as("every block read ahead freed").isZero();
-    } finally {
-      fs.close();
-      fs.cache().close();
-    }
-  }
-
-  /**
    * Reads {@code path} in READs of {@code chunk} bytes, the first block's second half first; checks
    * every byte and returns {bytes handed over where they lie (putNative)}.
    */
