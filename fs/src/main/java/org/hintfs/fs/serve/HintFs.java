@@ -494,7 +494,9 @@ public final class HintFs {
       readAhead.closed((SampleHandle) h);
     }
     if (h instanceof SampleHandle s) {
-      s.closeMapped();
+      if (cache.isBlocked(s.id)) {
+        s.closeMapped(); // the RAM tier's blocks it held where they lie
+      }
       if (s.inUse) {
         s.inUse = false;
         cache.doneWith(s.id);
