@@ -155,12 +155,8 @@ class LmdbStoreTest {
     byte[] payload = random(20_000, 4);
     CacheKey key = CacheKey.of("cls/c.jpg", 0);
     long vh = CacheKey.versionHash("e:20000");
-    try (LmdbStore s = open(dir)) {
-      s.put(key, vh, payload, 0, "cls/c.jpg");
-      s.flush();
-    }
     // Flip one bit in the middle of the payload, where LMDB stored it in data.mdb.
-    flipBit(dir, payload, 10_000, 0x10);
+    storeAndFlip(key, vh, payload, 0, "cls/c.jpg", 10_000, 0x10);
     try (LmdbStore s = open(dir)) {
       LmdbStore.Lookup l = s.get(key, vh, payload.length);
       assertThat(l.hit()).isFalse();
@@ -226,11 +222,7 @@ class LmdbStoreTest {
     byte[] payload = random(300_000, 6);
     CacheKey key = CacheKey.of("shard-0.tar", 1);
     long vh = CacheKey.versionHash("e:big");
-    try (LmdbStore s = open(dir)) {
-      s.put(key, vh, payload, 1, "shard-0.tar");
-      s.flush();
-    }
-    flipBit(dir, payload, 250_000, 0x04);
+    storeAndFlip(key, vh, payload, 1, "shard-0.tar", 250_000, 0x04);
     try (LmdbStore s = open(dir)) {
       Collect c = new Collect();
       MappedBlock damaged = mapped(key, vh, payload.length);
@@ -283,6 +275,19 @@ class LmdbStoreTest {
   /**
    * Flips {@code mask}'s bits of the byte {@code at} into {@code payload}, where data.mdb holds it.
    */
+  /**
+   * Stores {@code payload} and closes the store, then flips bits {@code mask} of byte {@code at}.
+   */
+  private void storeAndFlip(
+      CacheKey key, long vh, byte[] payload, int block, String path, int at, int mask)
+      throws Exception {
+    try (LmdbStore s = open(dir)) {
+      s.put(key, vh, payload, block, path);
+      s.flush();
+    }
+    flipBit(dir, payload, at, mask);
+  }
+
   /** Block 1 of a file, as a handle reading it from the map holds it (no catalog needed). */
   private static MappedBlock mapped(CacheKey key, long versionHash, int length) {
     return new MappedBlock(new Unit(null, 0, 1, length, false, key, versionHash));
