@@ -395,13 +395,14 @@ public final class HintFs {
             }
             block = cache.read(f.id, b, false); // its stored copy went meanwhile
           } else {
-            org.hintfs.fs.store.MappedBlock fresh = cache.mappedBlock(f.id, b);
             int at = in;
             block =
                 readAhead.block(
                     f,
                     b,
                     () -> {
+                      // Made only when no block was read ahead: the map or RAM is tried.
+                      org.hintfs.fs.store.MappedBlock fresh = cache.mappedBlock(f.id, b);
                       if (!cache.copyOut(fresh, at, k, true, dst::putNative)) {
                         fresh.close();
                         return false;

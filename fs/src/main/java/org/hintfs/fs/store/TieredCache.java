@@ -279,8 +279,7 @@ public final class TieredCache implements AutoCloseable {
       return false;
     }
     if (countHit) {
-      stats.diskHits.increment();
-      stats.bytesFromCache.add(len);
+      counted(stats.diskHits, id, len, false); // the access was recorded at open
     }
     return true;
   }
@@ -322,7 +321,7 @@ public final class TieredCache implements AutoCloseable {
         held.release();
         held = m.ram();
       } else if (held != null) {
-        count(stats.ramHits, u, true);
+        counted(stats.ramHits, u.id(), u.length(), true);
       }
     }
     if (held != null) {
@@ -334,16 +333,10 @@ public final class TieredCache implements AutoCloseable {
     if (!disk.copyOut(m, offset, n, sink)) {
       return false;
     }
-    count(stats.diskHits, u, countHit);
-    return true;
-  }
-
-  private void count(LongAdder tierHits, Unit u, boolean countHit) {
     if (countHit) {
-      tierHits.increment();
-      stats.bytesFromCache.add(u.length());
-      index.served(u.id(), true);
+      counted(stats.diskHits, u.id(), u.length(), true);
     }
+    return true;
   }
 
   /**
@@ -443,12 +436,17 @@ public final class TieredCache implements AutoCloseable {
   }
 
   private byte[] servedFromCache(LongAdder tierHits, int id, byte[] b, boolean recordAccess) {
+    counted(tierHits, id, b.length, recordAccess);
+    return b;
+  }
+
+  /** A hit of {@code length} bytes in a tier; the access recorded with {@code recordAccess}. */
+  private void counted(LongAdder tierHits, int id, int length, boolean recordAccess) {
     tierHits.increment();
-    stats.bytesFromCache.add(b.length);
+    stats.bytesFromCache.add(length);
     if (recordAccess) {
       index.served(id, true);
     }
-    return b;
   }
 
   /**
