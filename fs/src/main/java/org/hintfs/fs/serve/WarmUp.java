@@ -3,7 +3,6 @@ package org.hintfs.fs.serve;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,6 +10,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.hintfs.fs.concurrent.SchedStat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +70,10 @@ public final class WarmUp {
       return;
     }
     Collections.shuffle(ids, new Random(ids.size()));
-    long tid = threadId();
+    long tid = SchedStat.currentTid();
+    if (tid < 0) {
+      return; // no /proc: its opens could not be told from a reader's
+    }
     long opens = sampleOpens(fs);
     long t0 = System.nanoTime();
     long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(BUDGET_MILLIS);
@@ -129,11 +132,5 @@ public final class WarmUp {
       Thread.sleep(10);
     }
     return false;
-  }
-
-  /** This thread's id as the kernel knows it (/proc/thread-self is PID/task/TID). */
-  static long threadId() throws IOException {
-    Path self = Files.readSymbolicLink(Path.of("/proc/thread-self"));
-    return Long.parseLong(self.getFileName().toString());
   }
 }

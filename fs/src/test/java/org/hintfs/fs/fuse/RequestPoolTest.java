@@ -3,16 +3,20 @@ package org.hintfs.fs.fuse;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import jnr.ffi.Pointer;
 import jnr.ffi.byref.IntByReference;
 import jnr.ffi.byref.PointerByReference;
 import org.hintfs.fs.concurrent.Blocking;
+import org.hintfs.fs.concurrent.SchedStat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -285,5 +289,57 @@ class RequestPoolTest {
     assertThat(served.await(10, TimeUnit.SECONDS)).isTrue();
     // Idle, the readers are busy 0% of each window: one fewer per window, back to 1.
     waitFor(() -> pool.readers() == 1, "the target falls back when idle");
+  }
+
+  @Test
+  void aReaderWaitingForACore_doesNotRaiseTheTarget() throws Exception {
+    assertThat(SchedStat.runDelayNanos(SchedStat.currentTid()))
+        .as("this kernel reports a thread's run-queue wait (/proc/self/task/TID/schedstat)")
+        .isNotNegative();
+    start(1, 16);
+    // Requests that keep the reader inside a request all the time, as in the test above (each 200
+    // us of wall time, back to back, 2 s in all), while four spinning threads per core keep every
+    // core taken: the reader spends most of each request waiting for a core. Its busy share is near
+    // 1, as above, and the target rose with it when that was all it looked at; another reader would
+    // only queue for the same cores.
+    for (int i = 0; i < 10_000; i++) {
+      loop.requests.add(
+          () -> {
+            long end = System.nanoTime() + Duration.ofNanos(200_000).toNanos();
+            while (System.nanoTime() < end) {
+              Thread.onSpinWait();
+            }
+          });
+    }
+    AtomicBoolean stop = new AtomicBoolean();
+    List<Thread> spinners = new ArrayList<>();
+    for (int i = 0; i < 4 * Runtime.getRuntime().availableProcessors(); i++) {
+      Thread t =
+          new Thread(
+              () -> {
+                while (!stop.get()) {
+                  Thread.onSpinWait();
+                }
+              });
+      t.setDaemon(true);
+      t.start();
+      spinners.add(t);
+    }
+    int most = 0;
+    try {
+      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1200);
+      while (System.nanoTime() < end) {
+        most = Math.max(most, pool.readers());
+        Thread.sleep(2);
+      }
+    } finally {
+      stop.set(true);
+      for (Thread t : spinners) {
+        t.join();
+      }
+    }
+    assertThat(loop.requests).as("the reader was still busy when the look ended").isNotEmpty();
+    assertThat(most).as("the target while its one reader waited for a core").isEqualTo(1);
+    loop.requests.clear();
   }
 }
