@@ -9,6 +9,10 @@
 #   images/s         a DataLoader pass (4 workers, batch 256, RandomSampler seed 0, SAMPLES samples,
 #                    raw bytes): the second of two identical passes, so the first filled the cache
 #   CPU ms/1k opens  the file system process's utime + stime over that pass per 1,000 samples
+#   third pass       images/s and CPU of a third identical pass: the second still pays for the
+#                    first's reads (a READ invalidates the inode's atime, so each file is asked for
+#                    its attributes once more) and for the JIT's last compilations; from the third
+#                    on, every epoch of a run whose data stays in the page cache costs what it does
 #   RSS MB           the daemon's VmRSS after mount / scan / the two passes
 #   GC pauses        over the measured pass's reads (-Xlog:gc*,safepoint into WORK/gc-LABEL.log):
 #                    the longest and the 99th percentile GC pause (ms), how many, how many were
@@ -34,10 +38,10 @@ mkdir -p "$work/mnt"
 unmount_if_mounted "$work/mnt"
 trap 'unmount_if_mounted "$work/mnt"' EXIT
 
-# passes FS_PID: the two passes over $work/mnt (or the tree), the second's JSON on stdout.
+# passes DIR [FS_PID]: three passes over DIR, the second's and third's JSON on stdout joined by "@".
 passes() {
   "${py[@]}" pass "$1" "$samples" "${2:-}" >/dev/null
-  "${py[@]}" pass "$1" "$samples" "${2:-}"
+  echo "$("${py[@]}" pass "$1" "$samples" "${2:-}")@$("${py[@]}" pass "$1" "$samples" "${2:-}")"
 }
 
 rows=()
@@ -62,11 +66,12 @@ hintfs_row() {
   r3=$(rss "$pid")
   local gc
   gc=$(gc_pauses "$gclog" "$lines" "$pass")
+  pass+="@$("${py[@]}" pass "$work/mnt" "$samples" "$pid")"
   # HISTO=1: the live heap by class (a full GC, after the figures above) into WORK/histo-LABEL.txt
   if [[ -n ${HISTO:-} ]]; then jcmd "$pid" GC.class_histogram | head -25 >"$work/histo-$label.txt"; fi
   HINTFS_JAR=$jar "$launcher" unmount "$work/mnt"
   rows+=("$label|$mount_s|$scan|$pass|$r1 / $r2 / $r3|$gc")
-  echo "$label: CPU s by thread over the pass: $(echo "$pass" | field threads)" >&2
+  echo "$label: CPU s by thread over the pass: $(echo "${pass%@*}" | field threads)" >&2
 }
 
 # VARIANTS: rows of this checkout with options of their own, ";"-separated LABEL=OPTIONS: an
@@ -98,7 +103,7 @@ for _ in $(seq 100); do [[ -d $work/mnt/n00000000 ]] && break; sleep 0.1; done
 scan=$("${py[@]}" scan "$work/mnt" | field scan_s)
 pass=$(passes "$work/mnt" "$bpid")
 rows+=("bindfs|-|$scan|$pass|$(rss "$bpid")|-")
-echo "bindfs: CPU s by thread over the pass: $(echo "$pass" | field threads)" >&2
+echo "bindfs: CPU s by thread over the pass: $(echo "${pass%@*}" | field threads)" >&2
 umount "$work/mnt"
 wait "$bpid" || true
 
@@ -109,19 +114,21 @@ rows+=("ext4|-|$scan|$(passes "$tree")|-|-")
 import json, sys
 samples = int(sys.argv[1])
 rows = [r.split("|") for r in sys.argv[2:]]
-ref = {r[0]: json.loads(r[3]) for r in rows}
+ref = {r[0]: [json.loads(x) for x in r[3].split("@")] for r in rows}
 b, e = ref["bindfs"], ref["ext4"]
 print("%d samples per pass, %d files" % (samples, 1281000))
 print("| fs | mount s | ImageFolder scan s | cached pass images/s | x bindfs | x ext4 "
-      "| CPU ms / 1,000 opens | x bindfs | RSS MB after mount / scan / passes | GC pauses in the reads: max / p99 ms (n, full; CPU ms of the max) |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-for label, mount, scan, p, rss, gc in rows:
-    p = json.loads(p)
-    cpu = p["cpu_s"] * 1000 * 1000 / samples if label != "ext4" else float("nan")
-    bcpu = b["cpu_s"] * 1000 * 1000 / samples
-    print("| %s | %s | %.1f | %.0f | %.2f | %.2f | %s | %s | %s | %s |" % (
-        label, mount if mount == "-" else "%.1f" % float(mount), float(scan), p["images_per_s"],
-        p["images_per_s"] / b["images_per_s"], p["images_per_s"] / e["images_per_s"],
-        "-" if label == "ext4" else "%.1f" % cpu, "-" if label == "ext4" else "%.2f" % (cpu / bcpu),
-        rss, gc))
+      "| CPU ms / 1,000 opens | x bindfs | third pass images/s | x bindfs | CPU ms / 1,000 opens | x bindfs "
+      "| RSS MB after mount / scan / passes | GC pauses in the second pass's reads: max / p99 ms (n, full; CPU ms of the max) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+cpu = lambda p: p["cpu_s"] * 1000 * 1000 / samples
+for label, mount, scan, _, rss, gc in rows:
+    cells = []
+    for i, p in enumerate(ref[label]):
+        cells += ["%.0f" % p["images_per_s"], "%.2f" % (p["images_per_s"] / b[i]["images_per_s"])]
+        if i == 0:
+            cells.append("%.2f" % (p["images_per_s"] / e[0]["images_per_s"]))
+        cells += ["-", "-"] if label == "ext4" else ["%.1f" % cpu(p), "%.2f" % (cpu(p) / cpu(b[i]))]
+    print("| %s | %s | %.1f | %s | %s | %s |" % (
+        label, mount if mount == "-" else "%.1f" % float(mount), float(scan), " | ".join(cells), rss, gc))
 PY
