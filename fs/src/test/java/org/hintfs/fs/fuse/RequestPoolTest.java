@@ -269,6 +269,14 @@ class RequestPoolTest {
     assertThat(pool.alive()).isLessThanOrEqualTo(4);
   }
 
+  /** Stays inside the request for {@code d} of wall time, on a core or waiting for one. */
+  static void spin(Duration d) {
+    long end = System.nanoTime() + d.toNanos();
+    while (System.nanoTime() < end) {
+      Thread.onSpinWait();
+    }
+  }
+
   @Test
   void busyReaders_raiseTheTarget_andIdleOnesLowerItAgain() throws Exception {
     start(1, 16);
@@ -278,10 +286,7 @@ class RequestPoolTest {
     for (int i = 0; i < 300; i++) {
       loop.requests.add(
           () -> {
-            long end = System.nanoTime() + Duration.ofMillis(2).toNanos();
-            while (System.nanoTime() < end) {
-              Thread.onSpinWait();
-            }
+            spin(Duration.ofMillis(2));
             served.countDown();
           });
     }
@@ -303,13 +308,7 @@ class RequestPoolTest {
     // 1, as above, and the target rose with it when that was all it looked at; another reader would
     // only queue for the same cores.
     for (int i = 0; i < 10_000; i++) {
-      loop.requests.add(
-          () -> {
-            long end = System.nanoTime() + Duration.ofNanos(200_000).toNanos();
-            while (System.nanoTime() < end) {
-              Thread.onSpinWait();
-            }
-          });
+      loop.requests.add(() -> spin(Duration.ofNanos(200_000)));
     }
     AtomicBoolean stop = new AtomicBoolean();
     List<Thread> spinners = new ArrayList<>();
