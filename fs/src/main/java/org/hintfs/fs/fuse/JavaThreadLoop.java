@@ -232,9 +232,9 @@ final class JavaThreadLoop {
 
       /**
        * Its run-queue wait when the watchdog last looked at it as a runner (a thread starts at 0;
-       * -1: not known). The watchdog's own field.
+       * -1: not known, or it stopped running requests since: the next look starts afresh).
        */
-      long delayAtWindow;
+      volatile long delayAtWindow;
 
       Worker(String name) {
         super(Pool.this, null, name);
@@ -372,6 +372,7 @@ final class JavaThreadLoop {
     private boolean parkAsSpare(Worker me) {
       me.woken = false;
       me.runner = false;
+      me.delayAtWindow = -1;
       spares.addFirst(me); // last in, first woken: the warmest thread runs
       long deadline = System.nanoTime() + SPARE_KEEP_NANOS;
       while (!me.woken) {
@@ -393,6 +394,7 @@ final class JavaThreadLoop {
     public void blocked(Blocking.RequestThread t) {
       Worker w = (Worker) t;
       w.runner = false;
+      w.delayAtWindow = -1;
       long now = System.nanoTime();
       busyNanos.add(now - w.since);
       if (running.decrementAndGet() < target && !exiting) {
@@ -432,7 +434,7 @@ final class JavaThreadLoop {
         if (tick % WINDOW_TICKS == 0) {
           long busy = busyNanos.sum();
           int slot = (tick / WINDOW_TICKS) % HORIZON_WINDOWS;
-          held[slot] = busy - busyAtStart - runQueueWait(); // on a core, or waiting on I/O
+          held[slot] = busy - busyAtStart - runQueueWait(now - windowStart); // on a core or I/O
           capacity[slot] = (now - windowStart) * target;
           retarget(Math.max(0, sum(held)) / (double) sum(capacity));
           windowStart = now;
@@ -443,12 +445,13 @@ final class JavaThreadLoop {
 
     /**
      * The runners' waits for a core since the last window, summed. Only runners are looked at: a
-     * worker back from a wait or a spare's park counts from its last look as a runner (it waited
-     * little for a core meanwhile: it slept). The kernel adds a wait to the figure when the thread
-     * gets its core, so a window may see a wait that began in the one before: over windows of 100
-     * ms with requests of microseconds, the sums agree.
+     * worker back from a wait or a spare's park counts from the first look after (its waits for a
+     * core while it was no runner are not the runners'; counted, after a burst of misses they took
+     * away seconds a window). The kernel adds a wait to the figure when the thread gets its core,
+     * so a window may see a wait that began in the one before: a thread's share is at most the
+     * window's length, and over windows of 100 ms with requests of microseconds the sums agree.
      */
-    private long runQueueWait() {
+    private long runQueueWait(long windowNanos) {
       long sum = 0;
       for (Thread t : threads) {
         Worker w = (Worker) t;
@@ -456,8 +459,9 @@ final class JavaThreadLoop {
           continue;
         }
         long now = SchedStat.runDelayNanos(w.tid);
-        if (now >= 0 && w.delayAtWindow >= 0) {
-          sum += now - w.delayAtWindow;
+        long last = w.delayAtWindow;
+        if (now >= 0 && last >= 0) {
+          sum += Math.min(now - last, windowNanos);
         }
         w.delayAtWindow = now;
       }
