@@ -41,12 +41,12 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
 
   /**
    * Open addressing by {@link #hash} of (parent, name): each slot 0 (empty) or an entry's id in its
-   * low {@code idBits} bits and the hash's high bits above them, so a probe that cannot match is
+   * low bits ({@code idMask}) and the hash's high bits above them, so a probe that cannot match is
    * told without reading the entry's parent or name. The root (id 0) is never in it.
    */
   private final int[] byName;
 
-  private final int idBits;
+  private final int idMask;
   private final int fileCount;
   private final long totalBytes;
 
@@ -95,7 +95,8 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
     this.isDir = bits;
     this.dirIds = dirIds;
     this.dirFirstChild = dirFirstChild;
-    this.idBits = 32 - Integer.numberOfLeadingZeros(n);
+    int idBits = 32 - Integer.numberOfLeadingZeros(n);
+    this.idMask = idBits >= 32 ? -1 : (1 << idBits) - 1;
     int cap = 2;
     while (cap < (1 << 30) && (long) cap * 3 < 4L * (n - 1)) {
       cap <<= 1;
@@ -107,7 +108,7 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       while (byName[i] != 0) {
         i = (i + 1) & (cap - 1);
       }
-      byName[i] = (h & ~idMask()) | id;
+      byName[i] = (h & ~idMask) | id;
     }
     long bytes = 0;
     for (int i = 0; i < n; i++) {
@@ -277,7 +278,6 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
   private int search(int dir, byte[] key, String s, int from, int to) {
     int h = key == null ? hashAscii(dir, s, from, to) : hash(dir, key, 0, key.length);
     int mask = byName.length - 1;
-    int idMask = idMask();
     for (int i = h & mask; ; i = (i + 1) & mask) {
       int e = byName[i];
       if (e == 0) {
@@ -292,10 +292,6 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
         return id;
       }
     }
-  }
-
-  private int idMask() {
-    return idBits >= 32 ? -1 : (1 << idBits) - 1;
   }
 
   /** The hash of a name's UTF-8 bytes {@code b[from, to)} under directory {@code dir}. */

@@ -241,6 +241,12 @@ final class JavaThreadLoop {
         setDaemon(true);
       }
 
+      /** Stops running requests (a wait, a park): its next look as a runner starts afresh. */
+      void leaveRunners() {
+        runner = false;
+        delayAtWindow = -1;
+      }
+
       @Override
       public void run() {
         tid = SchedStat.currentTid();
@@ -371,8 +377,7 @@ final class JavaThreadLoop {
      */
     private boolean parkAsSpare(Worker me) {
       me.woken = false;
-      me.runner = false;
-      me.delayAtWindow = -1;
+      me.leaveRunners();
       spares.addFirst(me); // last in, first woken: the warmest thread runs
       long deadline = System.nanoTime() + SPARE_KEEP_NANOS;
       while (!me.woken) {
@@ -393,8 +398,7 @@ final class JavaThreadLoop {
     @Override
     public void blocked(Blocking.RequestThread t) {
       Worker w = (Worker) t;
-      w.runner = false;
-      w.delayAtWindow = -1;
+      w.leaveRunners();
       long now = System.nanoTime();
       busyNanos.add(now - w.since);
       if (running.decrementAndGet() < target && !exiting) {
