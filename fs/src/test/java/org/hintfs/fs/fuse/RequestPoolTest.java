@@ -303,7 +303,7 @@ class RequestPoolTest {
         .isNotNegative();
     start(1, 16);
     // Requests that keep the reader inside a request all the time, as in the test above (each 200
-    // us of wall time, back to back, 2 s in all), while four spinning threads per core keep every
+    // us of wall time, back to back, 2 s in all), while eight spinning threads per core keep every
     // core taken: the reader spends most of each request waiting for a core. Its busy share is near
     // 1, as above, and the target rose with it when that was all it looked at; another reader would
     // only queue for the same cores.
@@ -312,7 +312,7 @@ class RequestPoolTest {
     }
     AtomicBoolean stop = new AtomicBoolean();
     List<Thread> spinners = new ArrayList<>();
-    for (int i = 0; i < 4 * Runtime.getRuntime().availableProcessors(); i++) {
+    for (int i = 0; i < 8 * Runtime.getRuntime().availableProcessors(); i++) {
       Thread t =
           new Thread(
               () -> {
@@ -324,11 +324,13 @@ class RequestPoolTest {
       t.start();
       spinners.add(t);
     }
-    int most = 0;
+    int looks = 0;
+    int atOne = 0;
     try {
       long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1200);
       while (System.nanoTime() < end) {
-        most = Math.max(most, pool.readers());
+        looks++;
+        atOne += pool.readers() == 1 ? 1 : 0;
         Thread.sleep(2);
       }
     } finally {
@@ -338,7 +340,11 @@ class RequestPoolTest {
       }
     }
     assertThat(loop.requests).as("the reader was still busy when the look ended").isNotEmpty();
-    assertThat(most).as("the target while its one reader waited for a core").isEqualTo(1);
+    // Counting those waits, the target rose within 300 ms and stayed up (1 at under a third of the
+    // looks); a window that sees a wait begun before it may still lift it for a moment.
+    assertThat((double) atOne / looks)
+        .as("share of looks with one reader while it waited for a core")
+        .isGreaterThan(0.8);
     loop.requests.clear();
   }
 }
