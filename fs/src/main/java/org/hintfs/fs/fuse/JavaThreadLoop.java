@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
@@ -204,6 +205,7 @@ final class JavaThreadLoop {
     private final int max;
     private volatile int target;
     private final LongAdder busyNanos = new LongAdder();
+    private final LongAdder leftWaits = new LongAdder();
     private final AtomicInteger running = new AtomicInteger();
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger alive = new AtomicInteger();
@@ -228,32 +230,70 @@ final class JavaThreadLoop {
       volatile long tid = -1;
 
       /** Reads /dev/fuse and serves: neither in a blocking section nor parked as a spare. */
-      volatile boolean runner = true;
+      volatile boolean runner;
 
       /**
-       * Its run-queue wait when the watchdog last looked at it as a runner (a thread starts at 0;
-       * -1: not known, or it stopped running requests since: the next look starts afresh).
+       * Its run-queue wait when it last became a runner or was last counted, whichever is later
+       * (-1: not known, or not a runner). Taken by whoever counts the waits since: the watchdog's
+       * look or the thread itself as it leaves the runners, never both.
        */
-      volatile long delayAtWindow;
+      final AtomicLong delayMark = new AtomicLong(-1);
+
+      /**
+       * Its own schedstat, opened at its first wait or park (a thread's first open loads classes:
+       * not on the way of a request); its own thread's.
+       */
+      private SchedStat.Own own;
+
+      private boolean ownOpened;
 
       Worker(String name) {
         super(Pool.this, null, name);
         setDaemon(true);
       }
 
-      /** Stops running requests (a wait, a park): its next look as a runner starts afresh. */
+      /** Starts running requests (started, woken, back from a wait): its waits count from now. */
+      void joinRunners() {
+        delayMark.set(ownDelay());
+        runner = true;
+      }
+
+      /** This thread's waits for a core so far, or -1 if not known; called on its own thread. */
+      private long ownDelay() {
+        if (!ownOpened) {
+          ownOpened = true;
+          own = SchedStat.Own.open();
+        }
+        return own == null ? -1 : own.runDelayNanos();
+      }
+
+      /**
+       * Stops running requests (a wait, a park): the waits for a core since the last count are the
+       * runners', counted now, so a runner that comes and goes between two looks (one woken for a
+       * stall, say: its busy time counts) has its waits counted too.
+       */
       void leaveRunners() {
         runner = false;
-        delayAtWindow = -1;
+        long now = ownDelay();
+        long last = delayMark.getAndSet(-1);
+        if (now >= 0 && last >= 0 && now > last) {
+          leftWaits.add(now - last);
+        }
       }
 
       @Override
       public void run() {
         tid = SchedStat.currentTid();
+        delayMark.set(0); // a new thread's figure starts at 0, and it was started as a runner
+        runner = true;
         try {
           serve(this);
         } finally {
+          runner = false;
           threads.remove(this);
+          if (own != null) {
+            own.close();
+          }
         }
       }
     }
@@ -391,26 +431,26 @@ final class JavaThreadLoop {
         }
         LockSupport.parkNanos(this, left);
       }
-      me.runner = true;
+      me.joinRunners();
       return true;
     }
 
     @Override
     public void blocked(Blocking.RequestThread t) {
       Worker w = (Worker) t;
-      w.leaveRunners();
       long now = System.nanoTime();
       busyNanos.add(now - w.since);
       if (running.decrementAndGet() < target && !exiting) {
         addRunner();
       }
+      w.leaveRunners(); // after the hand-off: the requests behind need not wait for this count
     }
 
     @Override
     public void unblocked(Blocking.RequestThread t) {
       Worker w = (Worker) t;
+      w.joinRunners();
       w.since = System.nanoTime();
-      w.runner = true;
       running.incrementAndGet();
     }
 
@@ -448,26 +488,29 @@ final class JavaThreadLoop {
     }
 
     /**
-     * The runners' waits for a core since the last window, summed. Only runners are looked at: a
-     * worker back from a wait or a spare's park counts from the first look after (its waits for a
-     * core while it was no runner are not the runners'; counted, after a burst of misses they took
-     * away seconds a window). The kernel adds a wait to the figure when the thread gets its core,
-     * so a window may see a wait that began in the one before: a thread's share is at most the
-     * window's length, and over windows of 100 ms with requests of microseconds the sums agree.
+     * The runners' waits for a core since the last window, summed: those of threads that left the
+     * runners meanwhile, counted as each left, and those of the runners now, read here. A thread's
+     * waits count only while it is a runner, from when it became one (its waits while it was none
+     * are not the runners': counted, after a burst of misses they took away seconds a window). The
+     * kernel adds a wait to the figure when the thread gets its core, so a window may see a wait
+     * that began in the one before: a runner's share is at most the window's length, and over
+     * windows of 100 ms with requests of microseconds the sums agree.
      */
     private long runQueueWait(long windowNanos) {
-      long sum = 0;
+      long sum = leftWaits.sumThenReset();
       for (Thread t : threads) {
         Worker w = (Worker) t;
         if (!w.runner) {
           continue;
         }
         long now = SchedStat.runDelayNanos(w.tid);
-        long last = w.delayAtWindow;
-        if (now >= 0 && last >= 0) {
+        if (now < 0) {
+          continue;
+        }
+        long last = w.delayMark.getAndSet(now);
+        if (last >= 0 && now > last) {
           sum += Math.min(now - last, windowNanos);
         }
-        w.delayAtWindow = now;
       }
       return sum;
     }
