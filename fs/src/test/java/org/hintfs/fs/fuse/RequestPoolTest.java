@@ -298,10 +298,25 @@ class RequestPoolTest {
 
   @Test
   void aReaderWaitingForACore_doesNotRaiseTheTarget() throws Exception {
+    start(1, 16);
+    assertShareAtOneWhileStarved();
+  }
+
+  @Test
+  void runnersWokenForStalls_countTheirWaitsForACoreToo() throws Exception {
+    // A stall taken at 1 ms: the reader, waiting for a core for longer than that, looks held, and
+    // the watchdog wakes a spare nearly every tick; each runs a request or two and parks again,
+    // between two looks. Their busy time counts, and so must their waits for a core (when only
+    // the runners found at a look were read, theirs were lost and the target rose).
+    start(1, 16, TimeUnit.MILLISECONDS.toNanos(1));
+    assertShareAtOneWhileStarved();
+    assertThat(pool.stalls()).as("spares woken for stalls").isGreaterThan(10);
+  }
+
+  private void assertShareAtOneWhileStarved() throws Exception {
     assertThat(SchedStat.runDelayNanos(SchedStat.currentTid()))
         .as("this kernel reports a thread's run-queue wait (/proc/self/task/TID/schedstat)")
         .isNotNegative();
-    start(1, 16);
     // Requests that keep the reader inside a request all the time, as in the test above (each 200
     // us of wall time, back to back, 2 s in all), while eight spinning threads per core keep every
     // core taken: the reader spends most of each request waiting for a core. Its busy share is near
