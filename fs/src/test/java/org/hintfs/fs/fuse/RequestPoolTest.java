@@ -11,6 +11,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import jnr.ffi.Pointer;
 import jnr.ffi.byref.IntByReference;
@@ -270,6 +271,14 @@ class RequestPoolTest {
   }
 
   /** Stays inside the request for {@code d} of wall time, on a core or waiting for one. */
+  /** Stays inside a request for {@code d}, asleep (an unmarked wait: no core needed). */
+  static void sleepInside(Duration d) {
+    long end = System.nanoTime() + d.toNanos();
+    for (long left; (left = end - System.nanoTime()) > 0; ) {
+      LockSupport.parkNanos(left);
+    }
+  }
+
   static void spin(Duration d) {
     long end = System.nanoTime() + d.toNanos();
     while (System.nanoTime() < end) {
@@ -280,13 +289,16 @@ class RequestPoolTest {
   @Test
   void busyReaders_raiseTheTarget_andIdleOnesLowerItAgain() throws Exception {
     start(1, 16);
-    // Requests that keep one reader inside a request all the time (2 ms each, back to back) for
-    // 0.6 s: its busy share is near 1, over 0.75, so the target rises within a few 100 ms windows.
-    CountDownLatch served = new CountDownLatch(300);
-    for (int i = 0; i < 300; i++) {
+    // Requests that keep one reader inside a request all the time (5 ms each, back to back) for
+    // 0.6 s, held as by a page of the map read from disk: asleep, needing no core, so what else
+    // runs on this machine does not change it. Its busy share is near 1, over 0.75, so the target
+    // rises within a few 100 ms windows. (Spinning instead, the reader's share is its share of a
+    // core: under two other busy processes on 2 cores the target stayed at 1, as it should.)
+    CountDownLatch served = new CountDownLatch(120);
+    for (int i = 0; i < 120; i++) {
       loop.requests.add(
           () -> {
-            spin(Duration.ofMillis(2));
+            sleepInside(Duration.ofMillis(5));
             served.countDown();
           });
     }
