@@ -319,6 +319,9 @@ public final class ClusterMember implements AutoCloseable {
   /**
    * The built-in stack: TCP on the bind address, TCPPING on the peers, failure detection by socket
    * (a killed member is seen at once) and by heartbeat (a hung or partitioned one within ~3 s).
+   * Failure detection listens on the first free port of PORT+100..PORT+110: the port 100 above may
+   * be held by anything, an outgoing connection's ephemeral port among them (its neighbour tries
+   * each of them and takes the one that answers with the member's own address).
    */
   static String stack(ClusterConfig c) {
     String hosts =
@@ -340,7 +343,7 @@ public final class ClusterMember implements AutoCloseable {
         "       thread_pool.max_threads=\"200\"/>",
         "  <TCPPING initial_hosts=\"" + hosts + "\" port_range=\"0\" send_cache_on_join=\"true\"/>",
         "  <MERGE3 min_interval=\"2s\" max_interval=\"5s\"/>",
-        "  <FD_SOCK2 bind_addr=\"" + c.bindHost() + "\" offset=\"100\" port_range=\"0\"/>",
+        "  <FD_SOCK2 bind_addr=\"" + c.bindHost() + "\" offset=\"100\" port_range=\"10\"/>",
         "  <FD_ALL3 timeout=\"3000\" interval=\"1000\"/>",
         "  <VERIFY_SUSPECT2 timeout=\"500\"/>",
         "  <pbcast.NAKACK2 use_mcast_xmit=\"false\" xmit_interval=\"200ms\"/>",

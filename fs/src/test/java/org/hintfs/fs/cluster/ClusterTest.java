@@ -312,6 +312,49 @@ class ClusterTest {
         .satisfies(e -> assertThat(e.getMessage().lines()).hasSize(1));
   }
 
+  /**
+   * The port 100 above a member's is failure detection's; any process may hold it (an outgoing
+   * connection takes a port of the ephemeral range as its own). The member still joins, listens on
+   * a free port just above it, and its neighbour's failure detector finds it there.
+   */
+  @Test
+  void aFailureDetectionPortInUse_takesTheNextFree_andIsStillWatched() throws Exception {
+    List<Integer> ports = List.of(freePort(), freePort());
+    try (ServerSocket taken = new ServerSocket(ports.get(0) + 100)) {
+      member(0, ports, null, src, false);
+      member(1, ports, null, src, false);
+      awaitMembers(members, 2);
+      org.jgroups.protocols.FD_SOCK2 fd0 =
+          members
+              .get(0)
+              .cluster()
+              .member()
+              .channel()
+              .getProtocolStack()
+              .findProtocol(org.jgroups.protocols.FD_SOCK2.class);
+      org.jgroups.protocols.FD_SOCK2 fd1 =
+          members
+              .get(1)
+              .cluster()
+              .member()
+              .channel()
+              .getProtocolStack()
+              .findProtocol(org.jgroups.protocols.FD_SOCK2.class);
+      assertThat(fd0.getActualBindPort()).isGreaterThan(taken.getLocalPort());
+      // The neighbour's detector is connected to member 0, at the port member 0 took.
+      String member0 = members.get(0).cluster().member().self().toString();
+      String at = "[127.0.0.1:" + fd0.getActualBindPort() + " CONNECTED]";
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (!String.valueOf(fd1.getPingDest()).endsWith(at) && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      assertThat(fd1.getPingDest()).startsWith(member0).endsWith(at);
+      for (int f = 0; f < FILES; f++) {
+        assertThat(readAll(members.get(1), paths.get(f))).isEqualTo(content.get(f));
+      }
+    }
+  }
+
   @Test
   void withASecret_onlyItsHoldersJoin_andTheyServeEachOther() throws Exception {
     Path secret = Files.write(tmp.resolve("secret"), "0123456789abcdef0123456789abcdef".getBytes());
