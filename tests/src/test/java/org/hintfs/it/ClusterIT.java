@@ -69,17 +69,27 @@ class ClusterIT {
     }
   }
 
-  /** A port free with the one 100 above it (failure detection's). */
+  /**
+   * A port free with the one 100 above it (failure detection's), both below the ephemeral range: a
+   * port found free there can be taken by any outgoing connection before the member binds it.
+   */
   static int freePort() throws IOException {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int p;
-      try (ServerSocket s = new ServerSocket(0)) {
-        p = s.getLocalPort();
-      }
-      if (p > 65000) {
-        continue;
-      }
-      try (ServerSocket a = new ServerSocket(p + 100)) {
+    int below = 32768;
+    try {
+      below =
+          Integer.parseInt(
+              Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                  .get(0)
+                  .trim()
+                  .split("\\s+")[0]);
+    } catch (IOException | RuntimeException unknown) {
+      // the kernel's default (Files.readString of a sysctl file reads one byte here: read lines)
+    }
+    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int p = r.nextInt(10_000, below - 120);
+      try (ServerSocket s = new ServerSocket(p);
+          ServerSocket a = new ServerSocket(p + 100)) {
         return p;
       } catch (IOException busy) {
         // another
