@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,33 +68,9 @@ class ClusterIT {
     }
   }
 
-  /**
-   * A port free with the one 100 above it (failure detection's), both below the ephemeral range: a
-   * port found free there can be taken by any outgoing connection before the member binds it.
-   */
+  /** A cluster port: free with the one 100 above it (failure detection's). */
   static int freePort() throws IOException {
-    int below = 32768;
-    try {
-      below =
-          Integer.parseInt(
-              Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
-                  .get(0)
-                  .trim()
-                  .split("\\s+")[0]);
-    } catch (IOException | RuntimeException unknown) {
-      // the kernel's default (Files.readString of a sysctl file reads one byte here: read lines)
-    }
-    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
-    for (int attempt = 0; attempt < 200; attempt++) {
-      int p = r.nextInt(10_000, below - 120);
-      try (ServerSocket s = new ServerSocket(p);
-          ServerSocket a = new ServerSocket(p + 100)) {
-        return p;
-      } catch (IOException busy) {
-        // another
-      }
-    }
-    throw new IOException("no free port pair");
+    return Ports.free(100);
   }
 
   Path mount(String name, int port, String peers, String... extra) throws Exception {
@@ -173,9 +148,7 @@ class ClusterIT {
     int[] ports = {freePort(), freePort(), freePort()};
     String all = peers(ports);
     int metricsPort;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-      metricsPort = s.getLocalPort();
-    }
+    metricsPort = Ports.free();
     for (int i = 0; i < 3; i++) {
       if (i == 0) {
         mount("m" + i, ports[i], all, "--metrics-port", "127.0.0.1:" + metricsPort);

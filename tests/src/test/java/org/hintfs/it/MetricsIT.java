@@ -2,7 +2,6 @@ package org.hintfs.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -86,10 +85,7 @@ class MetricsIT {
       sourceBytes += size;
     }
     mnt = Files.createDirectories(tmp.resolve("mnt"));
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
+    int port = Ports.free();
     // The whole dataset fits (--cache-size 100%), and nothing is fetched but what the test opens:
     // no prefetch window, no order recognition. Every figure below is then the test's own count.
     Hintfs.mount(

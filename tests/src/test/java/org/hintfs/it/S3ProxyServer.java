@@ -8,7 +8,6 @@ import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,9 +38,7 @@ final class S3ProxyServer implements AutoCloseable {
   S3ProxyServer(Path workDir) throws IOException {
     this.base = Files.createDirectories(workDir.resolve("s3-data"));
     this.log = workDir.resolve("s3proxy.log");
-    try (ServerSocket s = new ServerSocket(0)) {
-      this.port = s.getLocalPort();
-    }
+    this.port = Ports.free();
   }
 
   static Path jar() {
