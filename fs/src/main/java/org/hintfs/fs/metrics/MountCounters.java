@@ -155,6 +155,11 @@ final class MountCounters {
         gauge(
             "fetches_in_flight", "fetches_in_flight", "source fetches running", c::fetchesInFlight),
         gauge(
+            "miss_fetches_pending",
+            "miss_fetches_pending",
+            "missed files whose fetch off the request threads is queued or running",
+            fs::missFetchesPending),
+        gauge(
             "fetches_peak",
             "fetches_peak",
             "the most source fetches that ran at once so far",

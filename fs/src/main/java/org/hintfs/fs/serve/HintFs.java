@@ -181,6 +181,11 @@ public final class HintFs {
     return started;
   }
 
+  /** Missed files queued or being fetched off the FUSE threads ({@code SampleOpener}). */
+  public int missFetchesPending() {
+    return opener.backgroundPending();
+  }
+
   /** Number of handles open now. */
   public int openHandles() {
     return handles.size();

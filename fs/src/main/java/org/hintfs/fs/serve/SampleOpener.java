@@ -34,6 +34,10 @@ final class SampleOpener implements AutoCloseable {
   /** Background fetches of missed files: a few threads, the fetcher bounds the source requests. */
   private final ExecutorService background = DaemonThreads.pool("background-fetch", 4);
 
+  /** Missed files queued for {@link #background} or being fetched and stored there. */
+  private final java.util.concurrent.atomic.AtomicInteger backgroundPending =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   SampleOpener(
       Catalog catalog,
       TieredCache cache,
@@ -227,15 +231,34 @@ final class SampleOpener implements AutoCloseable {
 
   /** Queues {@code f} off the FUSE thread (a no-op if its read has claimed it). */
   private MissFetch start(MissFetch f, int id) {
-    background.execute(
-        () -> {
-          f.run();
-          Throwable t = f.failure();
-          if (t != null) {
-            errors.record("background fetch", catalog.path(id), t);
-          }
-        });
+    backgroundPending.incrementAndGet();
+    try {
+      background.execute(
+          () -> {
+            try {
+              f.run();
+              Throwable t = f.failure();
+              if (t != null) {
+                errors.record("background fetch", catalog.path(id), t);
+              }
+            } finally {
+              backgroundPending.decrementAndGet();
+            }
+          });
+    } catch (RuntimeException rejected) {
+      backgroundPending.decrementAndGet(); // not queued (the opener is closing)
+      throw rejected;
+    }
     return f;
+  }
+
+  /**
+   * Missed files whose fetch waits in the background queue or runs (fetched, then stored): a miss
+   * whose data the kernel still holds is answered at once, and its fetch (and the evictions its
+   * admission makes) comes later.
+   */
+  int backgroundPending() {
+    return backgroundPending.get();
   }
 
   /** The fetch of a missed file the cache would not keep: run by the handle's first read. */

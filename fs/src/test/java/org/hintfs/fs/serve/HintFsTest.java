@@ -261,7 +261,7 @@ class HintFsTest {
       long fh = lean.open("/cls/small.jpg", false);
       // The kernel's read comes after the open's fetch has finished (and kept nothing).
       long deadline = System.nanoTime() + 5_000_000_000L;
-      while ((lean.cache().misses() < 1 || lean.cache().fetchesInFlight() > 0)
+      while ((lean.cache().misses() < 1 || lean.missFetchesPending() > 0)
           && System.nanoTime() < deadline) {
         Thread.sleep(5);
       }
@@ -315,6 +315,51 @@ class HintFsTest {
       down.release(fh2);
     } finally {
       down.close();
+    }
+  }
+
+  /**
+   * A missed open's fetch runs off the request thread, from a queue of a few threads: while it
+   * waits there no fetch is in flight, yet its admission (and the evictions it makes) is still to
+   * come. {@code missFetchesPending} counts it from its queueing to its admission.
+   */
+  @Test
+  void missFetchesPending_countsQueuedFetchesUntilStored_whichFetchesInFlightDoesNot()
+      throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("src6/c"));
+    for (int i = 0; i < 8; i++) {
+      Files.write(root.resolve("f" + i + ".jpg"), new byte[] {(byte) i});
+    }
+    org.hintfs.backing.FaultInjectingSource src =
+        new org.hintfs.backing.FaultInjectingSource(new LocalDirSource(root.getParent()))
+            .latency(400);
+    MountConfig cfg =
+        MountConfig.defaults("x", tmp.resolve("mnt6"))
+            .withCache(tmp.resolve("cache6"), "100%")
+            .withRamCache(0);
+    HintFs slow = Mount.create(src, Mount.listCatalog(src), cfg);
+    try {
+      List<Long> fhs = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        fhs.add(slow.open("/c/f" + i + ".jpg", false));
+      }
+      // Eight queued on four threads: at most four in flight, all eight pending.
+      assertThat(slow.missFetchesPending()).isEqualTo(8);
+      assertThat(slow.cache().fetchesInFlight()).isLessThanOrEqualTo(4);
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (slow.missFetchesPending() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(slow.missFetchesPending()).isZero();
+      // Nothing pending means every one was fetched and stored.
+      for (int i = 0; i < 8; i++) {
+        assertThat(slow.cache().isCached(slow.resolve("/c/f" + i + ".jpg"))).as("f" + i).isTrue();
+      }
+      for (long fh : fhs) {
+        slow.release(fh);
+      }
+    } finally {
+      slow.close();
     }
   }
 }
