@@ -324,7 +324,9 @@ class ConcurrencyStressTest {
     // settled, evicting the whole dataset leaves nothing of it.
     fs.cache().index().checkInvariants();
     long deadline = System.nanoTime() + 10_000_000_000L;
-    while ((fs.prefetcher().filesInFlight() > 0 || fs.cache().fetchesInFlight() > 0)
+    while ((fs.prefetcher().filesInFlight() > 0
+            || fs.cache().fetchesInFlight() > 0
+            || fs.missFetchesPending() > 0)
         && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
@@ -332,7 +334,9 @@ class ConcurrencyStressTest {
       fs.hints().streams().end(st); // no prefetching from here on
     }
     deadline = System.nanoTime() + 10_000_000_000L;
-    while ((fs.prefetcher().filesInFlight() > 0 || fs.cache().fetchesInFlight() > 0)
+    while ((fs.prefetcher().filesInFlight() > 0
+            || fs.cache().fetchesInFlight() > 0
+            || fs.missFetchesPending() > 0)
         && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
