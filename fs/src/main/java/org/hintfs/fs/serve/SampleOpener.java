@@ -1,6 +1,7 @@
 package org.hintfs.fs.serve;
 
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.hintfs.fs.catalog.Catalog;
 import org.hintfs.fs.concurrent.DaemonThreads;
@@ -35,8 +36,7 @@ final class SampleOpener implements AutoCloseable {
   private final ExecutorService background = DaemonThreads.pool("background-fetch", 4);
 
   /** Missed files queued for {@link #background} or being fetched and stored there. */
-  private final java.util.concurrent.atomic.AtomicInteger backgroundPending =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger backgroundPending = new AtomicInteger();
 
   SampleOpener(
       Catalog catalog,

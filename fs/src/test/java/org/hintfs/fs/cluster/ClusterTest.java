@@ -15,12 +15,14 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.hintfs.backing.FaultInjectingSource;
 import org.hintfs.backing.LocalDirSource;
 import org.hintfs.fs.MountConfig;
 import org.hintfs.fs.mount.Mount;
 import org.hintfs.fs.serve.HintFs;
+import org.jgroups.protocols.FD_SOCK2;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,7 +81,7 @@ class ClusterTest {
     } catch (IOException | RuntimeException unknown) {
       // the kernel's default (Files.readString of a sysctl file reads one byte here: read lines)
     }
-    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+    ThreadLocalRandom r = ThreadLocalRandom.current();
     for (int attempt = 0; attempt < 200; attempt++) {
       int p = r.nextInt(10_000, below - 120);
       try (ServerSocket s = new ServerSocket(p);
@@ -334,22 +336,22 @@ class ClusterTest {
       member(0, ports, null, src, false);
       member(1, ports, null, src, false);
       awaitMembers(members, 2);
-      org.jgroups.protocols.FD_SOCK2 fd0 =
+      FD_SOCK2 fd0 =
           members
               .get(0)
               .cluster()
               .member()
               .channel()
               .getProtocolStack()
-              .findProtocol(org.jgroups.protocols.FD_SOCK2.class);
-      org.jgroups.protocols.FD_SOCK2 fd1 =
+              .findProtocol(FD_SOCK2.class);
+      FD_SOCK2 fd1 =
           members
               .get(1)
               .cluster()
               .member()
               .channel()
               .getProtocolStack()
-              .findProtocol(org.jgroups.protocols.FD_SOCK2.class);
+              .findProtocol(FD_SOCK2.class);
       assertThat(fd0.getActualBindPort()).isGreaterThan(taken.getLocalPort());
       // The neighbour's detector is connected to member 0, at the port member 0 took.
       String member0 = members.get(0).cluster().member().self().toString();
