@@ -14,6 +14,11 @@
 #                    its attributes once more) and for the JIT's last compilations; from the third
 #                    on, every epoch of a run whose data stays in the page cache costs what it does
 #   RSS MB           the daemon's VmRSS after mount / scan / the two passes
+# Each hintfs row runs as setup.sh leaves a daemon: with its AOT cache (`hintfs aot-cache`, built for
+# that row's jar, launcher and JVM options into WORK/aot-LABEL before its mount; on Java 25 it holds
+# the training run's classes and method profiles, and the second pass's JIT work is what it cuts).
+# AOT=0: rows without one (the figures before 2026-11-27's fifth stop were without); BEFORE_AOT=0:
+# the "before" row alone without one (BEFORE_JAR=<this jar> BEFORE_AOT=0: what the cache is worth).
 #   GC pauses        over the measured pass's reads (-Xlog:gc*,safepoint into WORK/gc-LABEL.log):
 #                    the longest and the 99th percentile GC pause (ms), how many, how many were
 #                    full collections, the longest one's CPU ms (user + sys: on a loaded machine a
@@ -49,6 +54,18 @@ rows=()
 hintfs_row() {
   local label=$1 launcher=$2 jar=$3 gclog=$work/gc-$1.log
   echo "scale-bench: $label" >&2
+  local aot=0
+  export HINTFS_AOT_DIR=$work/aot-$label
+  rm -rf "$HINTFS_AOT_DIR" && mkdir -p "$HINTFS_AOT_DIR"
+  if [[ ${AOT:-1} != 0 ]]; then
+    # The same options as the mount's: the cache's name carries them, and only they get it.
+    if HINTFS_JAR=$jar HINTFS_JAVA_OPTS="$(gc_log_opts "$gclog") ${EXTRA_JAVA_OPTS:-}" \
+      "$launcher" aot-cache >&2; then
+      aot=1
+    else
+      echo "scale-bench: $label runs without an AOT cache (its build failed)" >&2
+    fi
+  fi
   rm -rf "$work/cache-$label" "$gclog"
   local t0=$EPOCHREALTIME
   # shellcheck disable=SC2086 # MOUNT_ARGS is a list of options
@@ -70,7 +87,10 @@ hintfs_row() {
   # HISTO=1: the live heap by class (a full GC, after the figures above) into WORK/histo-LABEL.txt
   if [[ -n ${HISTO:-} ]]; then jcmd "$pid" GC.class_histogram | head -25 >"$work/histo-$label.txt"; fi
   HINTFS_JAR=$jar "$launcher" unmount "$work/mnt"
-  rows+=("$label|$mount_s|$scan|$pass|$r1 / $r2 / $r3|$gc")
+  local shown=$label
+  if ((aot)); then shown+=" (AOT cache)"; fi
+  rows+=("$shown|$mount_s|$scan|$pass|$r1 / $r2 / $r3|$gc")
+  unset HINTFS_AOT_DIR
   echo "$label: CPU s by thread over the pass: $(echo "${pass%@*}" | field threads)" >&2
 }
 
@@ -94,7 +114,8 @@ if [[ -n ${BEFORE:-} ]]; then
   hintfs_row before "$BEFORE/mount-scripts/hintfs" "$BEFORE/fs/target/hintfs.jar"
 fi
 if [[ -n ${BEFORE_JAR:-} ]]; then
-  EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} ${BEFORE_OPTS:-}" hintfs_row before "$hintfs" "$BEFORE_JAR"
+  AOT=${BEFORE_AOT:-${AOT:-1}} EXTRA_JAVA_OPTS="${EXTRA_JAVA_OPTS:-} ${BEFORE_OPTS:-}" \
+    hintfs_row before "$hintfs" "$BEFORE_JAR"
 fi
 
 bindfs -f -r "$tree" "$work/mnt" &
