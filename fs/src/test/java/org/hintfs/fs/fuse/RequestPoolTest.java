@@ -270,7 +270,6 @@ class RequestPoolTest {
     assertThat(pool.alive()).isLessThanOrEqualTo(4);
   }
 
-  /** Stays inside the request for {@code d} of wall time, on a core or waiting for one. */
   /** Stays inside a request for {@code d}, asleep (an unmarked wait: no core needed). */
   static void sleepInside(Duration d) {
     long end = System.nanoTime() + d.toNanos();
@@ -279,6 +278,7 @@ class RequestPoolTest {
     }
   }
 
+  /** Stays inside the request for {@code d} of wall time, on a core or waiting for one. */
   static void spin(Duration d) {
     long end = System.nanoTime() + d.toNanos();
     while (System.nanoTime() < end) {
