@@ -15,6 +15,10 @@
 # HINTFS_BEFORE_JAVA_OPTS: JVM options for hintfs-before's daemon in place of HINTFS_JAVA_OPTS (an
 # A/B of one JVM flag: the same jar as both). Direct takes FS_LIST in its order, 10 ms away in
 # the reverse order (the first daemon of a pair often reads slower on a shared machine).
+# Each hintfs row runs as setup.sh leaves a daemon: with its jar's AOT cache (`hintfs aot-cache`,
+# built for that jar and its JVM options into WORK/aot-FS before the runs; on Java 25 it holds the
+# training run's classes and method profiles). AOT=0: no row has one (the figures before
+# 2026-11-28 were without); BEFORE_AOT=0: hintfs-before alone without one.
 # Usage: tests/bench/large-file-bench.sh [WORKDIR] (root; after mvn package and test-compile)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -29,6 +33,31 @@ if [[ ! -d $work/src ]]; then
   for i in 0 1 2 3 4 5 6 7; do head -c $((128 * mib)) /dev/urandom >"$work/src/n00000000/shard-$i.tar"; done
 fi
 mkdir -p "$work/mnt"
+
+# aot_for FS AOT JAR OPTS: WORK/aot-FS, holding JAR's AOT cache for OPTS unless AOT is 0 (empty
+# then: the launcher starts the daemon without one, whatever lies beside the jar).
+declare -A shown
+aot_for() {
+  local dir=$work/aot-$1
+  rm -rf "$dir" && mkdir -p "$dir"
+  shown[$1]=$1
+  if [[ $2 != 0 ]]; then
+    if HINTFS_AOT_DIR=$dir HINTFS_JAR=$3 HINTFS_JAVA_OPTS=$4 "$hintfs" aot-cache >&2; then
+      shown[$1]="$1 (AOT cache)"
+    else
+      echo "large-file-bench: $1 runs without an AOT cache (its build failed)" >&2
+    fi
+  fi
+}
+this_jar=${HINTFS_JAR:-$root/fs/target/hintfs.jar}
+before_opts=${HINTFS_BEFORE_JAVA_OPTS:-${HINTFS_JAVA_OPTS:-}}
+for fs in $fs_list; do
+  case $fs in
+    hintfs) aot_for hintfs "${AOT:-1}" "$this_jar" "${HINTFS_JAVA_OPTS:-}" ;;
+    hintfs-before) [[ ! -f $before_jar ]] || aot_for hintfs-before "${BEFORE_AOT:-${AOT:-1}}" "$before_jar" "$before_opts" ;;
+  esac
+done
+
 s3_start "$work"
 trap "s3_stop '$work'" EXIT
 
@@ -90,8 +119,9 @@ for ep in direct proxy; do
       if [[ $ep == proxy ]]; then gproxy_start; p=$gport; fi
       export RCLONE_CONFIG_S3G_ENDPOINT=http://127.0.0.1:$p
       case $fs in
-        hintfs) mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
-        hintfs-before) HINTFS_JAR=$before_jar HINTFS_JAVA_OPTS=${HINTFS_BEFORE_JAVA_OPTS:-${HINTFS_JAVA_OPTS:-}} \
+        hintfs) HINTFS_AOT_DIR=$work/aot-hintfs HINTFS_JAR=$this_jar \
+          mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
+        hintfs-before) HINTFS_AOT_DIR=$work/aot-hintfs-before HINTFS_JAR=$before_jar HINTFS_JAVA_OPTS=$before_opts \
           mount_fs hintfs "$p" s3g "$work/mnt" "$work/cache" ;;
         *) mount_fs "$fs" "$p" s3g "$work/mnt" "$work/cache" ;;
       esac
@@ -112,7 +142,7 @@ fss=()
 for fs in $fs_list; do [[ -n ${r[direct,$fs,1,1]:-} ]] && fss+=("$fs"); done
 echo "proxy alone, 1 GiB through it: 1 stream $(printf %.0f "$floor1") MB/s, 16 ranged streams $(printf %.0f "$floor16") MB/s"
 echo
-printf '| endpoint | readers | pass |'; for fs in "${fss[@]}"; do printf ' %s MB/s (GETs) |' "$fs"; done
+printf '| endpoint | readers | pass |'; for fs in "${fss[@]}"; do printf ' %s MB/s (GETs) |' "${shown[$fs]:-$fs}"; done
 for fs in "${fss[@]}"; do [[ $fs == hintfs ]] || printf ' hintfs/%s |' "$fs"; done; echo
 printf '| --- | --- | --- |'; for _ in "${fss[@]}"; do printf ' --- |'; done
 for fs in "${fss[@]}"; do [[ $fs == hintfs ]] || printf ' --- |'; done; echo
