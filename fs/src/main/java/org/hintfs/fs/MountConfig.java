@@ -57,6 +57,15 @@ public record MountConfig(
    */
   public static final int DEFAULT_PREFETCH_WINDOW = 256;
 
+  /**
+   * True for a read-only mount ({@code --read-only}, {@code -o ro}): the superblock is read-only,
+   * so the kernel does not mark a file's atime stale after a READ and ask GETATTR on its next stat;
+   * the control file refuses writes.
+   */
+  public boolean readOnly() {
+    return extraFuseOptions.contains("ro");
+  }
+
   /** 256 MiB: the window's bytes, small beside the page cache and the disk cache. */
   public static final long DEFAULT_PREFETCH_WINDOW_BYTES = 256L << 20;
 

@@ -62,7 +62,7 @@ class FstabIT {
     return new ObjectMapper().readTree(Files.readAllBytes(mnt.resolve(".hintfs/stats")));
   }
 
-  void assertServesAndUnmounts(String policy, Path cacheDir) throws Exception {
+  void assertServesAndUnmounts(String policy, Path cacheDir, boolean readOnly) throws Exception {
     assertThat(Hintfs.isMounted(mnt)).isTrue();
     for (int i = 0; i < 10; i++) {
       String f = "c" + (i % 2) + "/f" + i + ".jpg";
@@ -71,6 +71,7 @@ class FstabIT {
     JsonNode s = stats();
     assertThat(s.path("policy").asText()).isEqualTo(policy);
     assertThat(s.path("cache_dir").asText()).isEqualTo(cacheDir.toString());
+    assertThat(s.path("read_only").asBoolean()).as("read_only").isEqualTo(readOnly);
     long pid = s.path("pid").asLong();
     Hintfs.Result r = Hintfs.exec(List.of("umount", mnt.toString()), 60);
     assertThat(r.rc()).as(r.out()).isZero();
@@ -97,21 +98,22 @@ class FstabIT {
                 "cache_dir=" + cache + ",cache_size=50%,policy=lru,noatime,nofail"),
             120);
     assertThat(r.rc()).as(r.out()).isZero();
-    assertServesAndUnmounts("lru", cache);
+    assertServesAndUnmounts("lru", cache, false);
   }
 
   @Test
   void anFstabLineMountsWithMountMountpoint() throws Exception {
     Path cache = tmp.resolve("cache-fstab");
     String line =
-        src + " " + mnt + " fuse.hintfs noauto,cache_dir=" + cache + ",policy=lfu,_netdev 0 0\n";
+        src + " " + mnt + " fuse.hintfs noauto,ro,cache_dir=" + cache + ",policy=lfu,_netdev 0 0\n";
     Files.writeString(
         FSTAB,
         (fstabBefore == null ? "" : fstabBefore + (fstabBefore.endsWith("\n") ? "" : "\n")) + line,
         StandardCharsets.UTF_8);
     Hintfs.Result r = Hintfs.exec(List.of("mount", mnt.toString()), 120);
     assertThat(r.rc()).as(r.out()).isZero();
-    assertServesAndUnmounts("lfu", cache);
+    // fstab's ro is --read-only
+    assertServesAndUnmounts("lfu", cache, true);
   }
 
   @Test

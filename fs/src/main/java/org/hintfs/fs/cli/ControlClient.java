@@ -106,6 +106,12 @@ final class ControlClient {
         }
       }
     } catch (IOException e) {
+      if (String.valueOf(e.getMessage()).endsWith("Read-only file system")) {
+        throw new UserError(
+            mountpoint
+                + " is mounted read-only (--read-only): its control file takes no hints or"
+                + " commands; mount it without --read-only to send them");
+      }
       throw new UserError("cannot write " + control + ": " + e.getMessage());
     }
   }

@@ -336,6 +336,14 @@ final class MountCommand implements Callable<Integer> {
   boolean allowNonEmpty;
 
   @Option(
+      names = "--read-only",
+      description =
+          "mount the dataset read-only (-o ro does the same): the kernel then never asks a file's"
+              + " attributes again after reading it, one FUSE request less per open of a file read"
+              + " before; the control file takes no hints or commands (status still reads)")
+  boolean readOnly;
+
+  @Option(
       names = "-o",
       paramLabel = "OPT",
       split = ",",
@@ -361,9 +369,7 @@ final class MountCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Path mp = mountpoint.toAbsolutePath().normalize();
-    // -o nonempty is --allow-nonempty: root's mounts pass it to libfuse anyway, and fusermount3
-    // (everyone else's) rejects it.
-    allowNonEmpty |= fuseOptions.remove("nonempty");
+    normalizeOptions();
     validateOptions();
     try (DatasetSource src = openSource()) {
       // Opened here to report a bad source or cache dir in the user's terminal, not in a log.
@@ -382,11 +388,22 @@ final class MountCommand implements Callable<Integer> {
   }
 
   /**
+   * -o nonempty is --allow-nonempty: root's mounts pass it to libfuse anyway, and fusermount3
+   * (everyone else's) rejects it. --read-only is -o ro.
+   */
+  private void normalizeOptions() {
+    allowNonEmpty |= fuseOptions.remove("nonempty");
+    if (readOnly && !fuseOptions.contains("ro")) {
+      fuseOptions.add("ro");
+    }
+  }
+
+  /**
    * What {@code refresh} checks while the old mount still serves: the options and the source
    * (reachable, credentials accepted), with the environment the new daemon will get.
    */
   void checkBeforeRemount() {
-    allowNonEmpty |= fuseOptions.remove("nonempty");
+    normalizeOptions();
     validateOptions();
     try (DatasetSource src = openSource()) {
       // opened and probed: that is the check

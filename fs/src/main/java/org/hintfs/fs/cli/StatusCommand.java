@@ -119,6 +119,9 @@ final class StatusCommand implements Callable<Integer> {
     StringBuilder out = new StringBuilder();
     row(out, "source", s.path("source").asText());
     row(out, "mountpoint", s.path("mountpoint").asText());
+    if (s.path("read_only").asBoolean()) {
+      row(out, "mounted", "read-only: the control file takes no hints or commands");
+    }
     row(out, "daemon pid", s.path("pid").asText());
     row(out, "uptime", Human.duration(s.path("uptime_s").asLong()));
     JsonNode j = s.path("java");

@@ -29,6 +29,7 @@ public final class StatsReport {
     m.put("version", Version.VERSION);
     m.put("source", fs.source().describe());
     m.put("mountpoint", fs.config().mountpoint().toString());
+    m.put("read_only", fs.config().readOnly());
     m.put("pid", ProcessHandle.current().pid());
     m.put("started", fs.started().toString());
     m.put("uptime_s", Duration.between(fs.started(), Instant.now()).toSeconds());
