@@ -338,9 +338,9 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--read-only",
       description =
-          "mount the dataset read-only (-o ro does the same): the kernel then never asks a file's"
-              + " attributes again after reading it, one FUSE request less per open of a file read"
-              + " before; the control file takes no hints or commands (status still reads)")
+          "mount the dataset read-only (-o ro does the same): a READ no longer makes the kernel"
+              + " ask for the file's attributes again, one FUSE request less per open of a file"
+              + " read before; the control file takes no hints or commands (status still reads)")
   boolean readOnly;
 
   @Option(
