@@ -106,7 +106,8 @@ final class ControlClient {
         }
       }
     } catch (IOException e) {
-      if (String.valueOf(e.getMessage()).endsWith("Read-only file system")) {
+      if (e instanceof java.nio.file.FileSystemException f
+          && "Read-only file system".equals(f.getReason())) {
         throw new UserError(
             mountpoint
                 + " is mounted read-only (--read-only): its control file takes no hints or"
