@@ -299,7 +299,8 @@ class JavaChoiceIT {
 
   @Test
   void theAotCache_isBuiltOncePerJava_andEveryLaterDaemonStartsWithIt() throws Exception {
-    Path dir = Files.createDirectories(tmp.resolve("aot"));
+    // A directory that does not exist yet is made (the JVM alone fails to write into it).
+    Path dir = tmp.resolve("aot").resolve("not-made-yet");
     Map<String, String> on25 = Map.of("HINTFS_AOT_DIR", dir.toString());
     assertThat(fromTheCache(on25)).as("no cache built yet").isZero();
     Hintfs.Result r = launcher(on25, "aot-cache");
