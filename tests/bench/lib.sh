@@ -223,8 +223,10 @@ gproxy_start() {
   for _ in $(seq 100); do gport=$(head -1 "$work/gp.out"); [[ -n $gport ]] && break; sleep 0.1; done
 }
 # gproxy_stop: sets ggets to the object GETs it forwarded (not in a subshell: it waits for the proxy).
+# key_gets KEY: after gproxy_stop, the GETs of one object (its path, /bucket/key), 0 if none.
 gproxy_stop() {
   kill -TERM "$gpid"
   wait "$gpid" 2>/dev/null || true
   ggets=$(sed -n 's/^object_gets \([0-9]*\).*/\1/p' "$work/gp.out")
 }
+key_gets() { awk -v k="$1" '$1 == "key_gets" && $2 == k { n = $3 } END { print n + 0 }' "$work/gp.out"; }

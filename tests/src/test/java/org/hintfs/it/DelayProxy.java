@@ -99,6 +99,8 @@ public final class DelayProxy implements AutoCloseable {
                   int total = byKey.values().stream().mapToInt(Integer::intValue).sum();
                   System.out.println("max_in_flight " + p.maxInFlight());
                   System.out.println("object_gets " + total + " keys " + byKey.size());
+                  new java.util.TreeMap<>(byKey)
+                      .forEach((k, n) -> System.out.println("key_gets " + k + " " + n));
                   System.out.flush();
                 }));
     System.out.println(p.port());
