@@ -93,6 +93,9 @@ public final class S3Source implements DatasetSource {
     this.listing = new S3Listing(client, bucket, prefix, describe(), retries);
   }
 
+  /** The longest a request waits for the next bytes of its answer before it fails. */
+  static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
+
   /**
    * Connects to {@code spec} and checks, with one small listing, that the bucket exists and the
    * credentials may list it; every failure is an {@link IOException} whose message is one line fit
@@ -116,15 +119,22 @@ public final class S3Source implements DatasetSource {
     boolean aws = uri.getHost().endsWith("amazonaws.com");
     S3Credentials creds = S3Credentials.resolve(options.env());
     int n = options.maxConnections();
-    OkHttpClient http =
+    OkHttpClient.Builder hb =
         new OkHttpClient.Builder()
             .dispatcher(callerRunsDispatcher())
             .addInterceptor(new RequestPermits(n))
             .connectionPool(new ConnectionPool(n, 5, TimeUnit.MINUTES))
             .connectTimeout(5, TimeUnit.SECONDS)
-            .readTimeout(10, TimeUnit.SECONDS)
-            .writeTimeout(10, TimeUnit.SECONDS)
-            .build();
+            .writeTimeout(10, TimeUnit.SECONDS);
+    if (uri.getScheme().equals("http")) {
+      // HTTP/1.1 only: each read waits at most READ_TIMEOUT as the socket's own timeout, not
+      // OkHttp's per-read watchdog (PlainHttpSockets).
+      hb.socketFactory(new PlainHttpSockets((int) READ_TIMEOUT.toMillis()))
+          .readTimeout(0, TimeUnit.SECONDS);
+    } else {
+      hb.readTimeout(READ_TIMEOUT);
+    }
+    OkHttpClient http = hb.build();
     MinioClient.Builder b = MinioClient.builder().endpoint(ep).httpClient(http);
     String region = options.effectiveRegion(!aws);
     if (region != null) {
