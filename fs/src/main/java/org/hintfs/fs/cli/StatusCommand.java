@@ -187,7 +187,15 @@ final class StatusCommand implements Callable<Integer> {
                   : "; "
                       + full
                       + " fetched files served without being stored: the disk is behind the"
-                      + " source"));
+                      + " source")
+              + (s.path("write_queue_repaid").asLong() == 0
+                  ? ""
+                  : " (" + s.path("write_queue_repaid").asLong() + " blocks of them stored later)")
+              + (s.path("write_queue_owed_bytes").asLong() == 0
+                  ? ""
+                  : "; "
+                      + Human.bytes(s.path("write_queue_owed_bytes").asLong())
+                      + " of refused blocks held for the writer"));
     }
     row(
         out,

@@ -240,6 +240,18 @@ final class MountCounters {
             "write_queue_full",
             "fetched files or blocks served without being stored: the disk writer's queue was full",
             cs.writeQueueFull::sum),
+        gauge(
+            "write_queue_owed_bytes",
+            "write_queue_owed_bytes",
+            "blocks of large files the disk writer refused for a full queue, held outside the heap"
+                + " until it has room (at most --write-queue)",
+            c::owedBytes),
+        counter(
+            "write_queue_repaid",
+            "write_queue_repaid",
+            "blocks of large files refused for a full queue, then stored once the disk writer had"
+                + " room",
+            cs.writeQueueRepaid::sum),
         counter("evictions", "evictions", "files evicted", cs.evictions::sum),
         counter(
             "corrupt_entries",

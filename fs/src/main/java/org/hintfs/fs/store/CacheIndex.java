@@ -264,33 +264,37 @@ public final class CacheIndex {
   /**
    * Admits a fetched unit; a {@code guest} (a copy of a sample another member is home to) only in
    * room no sample of this node's needs ({@link org.hintfs.policy.Residency}).
+   *
+   * @return true if it was not stored only because the disk writer's queue was full (the policy was
+   *     not asked): offered again later, it may be
    */
-  synchronized void admit(
+  synchronized boolean admit(
       int id, int block, String path, long vh, CacheKey key, byte[] payload, boolean guest) {
     if (store == null || !store.healthy()) {
-      return;
+      return false;
     }
     BitSet blocks = blocksOf.get(id);
     if (units.isBlocked(id) ? blocks != null && blocks.get(block) : residency.isResident(id)) {
       if (!guest) {
         residency.own(id); // stored as a guest, asked of this node as its home now
       }
-      return; // already stored by an earlier fetch of the same unit
+      return false; // already stored by an earlier fetch of the same unit
     }
     if (!store.hasRoom(payload.length)) {
       // The disk is behind the source: served without being stored (it is still in the RAM tier,
       // if there is one), never a wait here, under the lock every open takes.
       stats.writeQueueFull.increment();
-      return;
+      return true;
     }
     if (!residency.admit(id, StoredValue.charge(payload.length), guest)) {
-      return;
+      return false;
     }
     if (units.isBlocked(id)) {
       blocksOf.computeIfAbsent(id, k -> new BitSet()).set(block);
     }
     stats.admitted.increment();
     store.put(key, vh, payload, block, path); // fits: only this lock's holder adds to the queue
+    return false;
   }
 
   /**

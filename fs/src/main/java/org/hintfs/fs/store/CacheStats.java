@@ -33,6 +33,12 @@ public final class CacheStats {
   /** Fetched units not stored because the disk writer's queue was full (the disk is behind). */
   public final LongAdder writeQueueFull = new LongAdder();
 
+  /**
+   * Blocks of large files refused for a full queue and stored later: offered again from the RAM
+   * tier once the writer had room ({@code TieredCache}), so that a read again does not fetch them.
+   */
+  public final LongAdder writeQueueRepaid = new LongAdder();
+
   /** Files fetched ahead of their read by the prefetcher. */
   public final LongAdder prefetches = new LongAdder();
 

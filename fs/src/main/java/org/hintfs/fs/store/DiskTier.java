@@ -74,7 +74,16 @@ final class DiskTier implements Tier {
   /** Admission: the policy decides, its victims are evicted first. */
   @Override
   public void put(Unit u, byte[] bytes) {
-    index.admit(
+    offer(u, bytes);
+  }
+
+  /**
+   * {@link #put}, saying whether the unit was refused only because the writer's queue was full.
+   *
+   * @return true if it was not stored because the disk is behind (the policy was not asked)
+   */
+  boolean offer(Unit u, byte[] bytes) {
+    return index.admit(
         u.id(),
         u.block(),
         u.path(),

@@ -346,6 +346,16 @@ public final class LmdbStore implements AutoCloseable {
     return q == 0 || q + bytes <= queueLimit;
   }
 
+  /**
+   * Runs {@code r} on the writer's thread after each commit that leaves its queue at or under half
+   * its bound (the writer has room again). {@code r} must not wait: the writer waits for it.
+   */
+  void onRoom(Runnable r) {
+    this.onRoom = r;
+  }
+
+  private volatile Runnable onRoom;
+
   /** Payload bytes waiting for the writer now. */
   long queuedBytes() {
     return queuedBytes.get();
@@ -508,6 +518,20 @@ public final class LmdbStore implements AutoCloseable {
         }
         batch.clear();
       }
+      roomAgain();
+    }
+  }
+
+  /** Tells {@link #onRoom}'s listener the writer has room, if it has; never fails the writer. */
+  private void roomAgain() {
+    Runnable r = onRoom;
+    if (r == null || closing || !healthy() || queuedBytes.get() > queueLimit / 2) {
+      return;
+    }
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      log.warn("offering units again to the disk cache failed: {}", e.toString());
     }
   }
 

@@ -108,9 +108,111 @@ public final class TieredCache implements AutoCloseable {
             ? null
             : new DiskTier(store, index, stats, id -> peers != null && !peers.isHome(id));
     this.sourceTier = new SourceTier(source, config.blockSize(), stats);
+    this.owedMax = config.writeQueueBytes();
     if (store != null) {
       index.recover();
+      if (peers == null) {
+        store.onRoom(this::repayOwed);
+      }
     }
+  }
+
+  /**
+   * Blocks of large files the disk writer refused for a full queue, oldest first, each with a copy
+   * of its bytes outside the heap: offered again when the writer has room ({@link #repayOwed}).
+   * Without this, 8 readers of 8 shards read again fetched 29-38 of the 256 blocks a second time:
+   * the RAM tier had let go of the blocks the writer refused (BENCHMARKS.md, issue 38). At most
+   * {@code --write-queue} bytes are owed (a second queue as large as the writer's, off the heap);
+   * past that the oldest are dropped, and a later read fetches them.
+   */
+  private record Owed(Unit unit, NativeBytes bytes) {}
+
+  private final java.util.concurrent.ConcurrentLinkedDeque<Owed> owed =
+      new java.util.concurrent.ConcurrentLinkedDeque<>();
+
+  /** Native bytes held by owed blocks. */
+  private final java.util.concurrent.atomic.AtomicLong owedBytes =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  private final long owedMax;
+
+  /** Notes a block the writer refused for a full queue, with a copy of it, to be offered again. */
+  private void owe(Unit u, byte[] b) {
+    if (b.length > owedMax) {
+      return;
+    }
+    owed.addLast(new Owed(u, NativeBytes.copyOf(b, owedBytes)));
+    while (owedBytes.get() > owedMax) {
+      Owed oldest = owed.pollFirst();
+      if (oldest == null) {
+        break;
+      }
+      oldest.bytes().release();
+    }
+  }
+
+  /**
+   * On the disk writer's thread, when it has room again ({@link LmdbStore#onRoom}): offers the owed
+   * blocks again, oldest first, while it keeps up. A block is offered only if its file's version is
+   * the one it was fetched at and it is not stored yet; the policy decides as for any fetch. No
+   * access is recorded and nothing is fetched.
+   */
+  private void repayOwed() {
+    Owed o;
+    while (diskKeepsUp() && (o = owed.pollFirst()) != null) {
+      Unit u = o.unit();
+      int id = u.id();
+      try {
+        if (index.isStored(id, u.block())) {
+          continue;
+        }
+        Unit now = new Unit(catalog, id, u.block(), units.length(id, u.block()), false);
+        if (now.versionHash() != u.versionHash() || now.length() != o.bytes().length()) {
+          continue; // the file changed since: its old bytes are not to be stored
+        }
+        byte[] b = o.bytes().copy();
+        if (b == null) {
+          continue;
+        }
+        if (disk.offer(now, b)) {
+          owed.addFirst(o); // still behind: the next commit tries again
+          o = null;
+          return;
+        }
+        if (index.isStored(id, u.block())) {
+          stats.writeQueueRepaid.increment();
+        }
+      } finally {
+        if (o != null) {
+          o.bytes().release();
+        }
+      }
+    }
+  }
+
+  /** Drops the owed blocks of file {@code id} (evicted: not to be stored again by a repay). */
+  private void forgive(int id) {
+    owed.removeIf(
+        o -> {
+          if (o.unit().id() != id) {
+            return false;
+          }
+          o.bytes().release();
+          return true;
+        });
+  }
+
+  /**
+   * Native bytes held for blocks the writer refused for a full queue, until it has room for them
+   * (at most {@code --write-queue}).
+   */
+  public long owedBytes() {
+    return owedBytes.get();
+  }
+
+  /** Blocks refused for a full queue and waiting to be offered again (tests). */
+  int owedBlocks() {
+    return owed.size();
   }
 
   /**
@@ -470,7 +572,9 @@ public final class TieredCache implements AutoCloseable {
     }
     ram.put(u, b);
     if (disk != null) {
-      disk.put(u, b);
+      if (disk.offer(u, b) && peers == null && !u.forPeer() && isBlocked(u.id())) {
+        owe(u, b);
+      }
     } else {
       // No disk: the index still tells the policy (and substitution) what was fetched.
       boolean guest = peers != null && !u.forPeer() && !peers.isHome(u.id());
@@ -511,6 +615,7 @@ public final class TieredCache implements AutoCloseable {
    * @return true if something was cached
    */
   public boolean evictFile(int id) {
+    forgive(id);
     boolean had = index.evict(id);
     for (int b = 0; b < units.blockCount(id); b++) {
       had |= ram.evict(id, b);
@@ -797,6 +902,9 @@ public final class TieredCache implements AutoCloseable {
     ram.clear();
     if (store != null) {
       store.close();
+    }
+    for (Owed o; (o = owed.pollFirst()) != null; ) {
+      o.bytes().release();
     }
   }
 }

@@ -99,6 +99,129 @@ class TieredCacheTest {
     }
   }
 
+  /**
+   * 8 readers of 8 shards outran the disk writer: the blocks it refused were held only by the RAM
+   * tier, which let go of them before the read again, and they were fetched a second time. Now each
+   * refused block is held (up to the write queue's size again) and offered again once the writer
+   * has room: a daemon started later on the same cache reads the whole file from disk.
+   */
+  @Test
+  void blocksRefusedForAFullWriteQueue_areStoredWhenTheWriterHasRoom() throws Exception {
+    LargeFile f = new LargeFile("shards/shard-0.tar", 36 * BLOCK + 1234, 31);
+    InMemorySource src = f.src;
+    Catalog cat = f.cat;
+    int id = f.id;
+    byte[] big = f.bytes;
+    // The writer's queue holds 20 blocks; the other 17 units are refused while it is held.
+    TieredCache.Config cfg =
+        new TieredCache.Config(1 << 30, "test", 1 << 20, LIMIT, BLOCK, 16, 20 * BLOCK);
+    try (TieredCache c = open(src, cat, tmp.resolve("owed"), cfg)) {
+      assertThat(c.isBlocked(id)).isTrue();
+      try (var stalled = c.store().holdWriteLock()) {
+        assertThat(readFile(c, cat, id)).isEqualTo(big);
+        assertThat(c.stats().writeQueueFull.sum()).isEqualTo(17);
+        assertThat(c.owedBlocks()).isEqualTo(17);
+        assertThat(c.owedBytes()).isEqualTo(16L * BLOCK + 1234);
+        assertThat(c.isFullyCached(id)).isFalse();
+      }
+      awaitRepaid(c);
+      assertThat(c.stats().writeQueueRepaid.sum()).isEqualTo(17);
+      assertThat(c.owedBytes()).isZero();
+      assertThat(c.isFullyCached(id)).isTrue();
+      assertThat(c.misses()).isEqualTo(37);
+    }
+    try (TieredCache again = open(src, cat, tmp.resolve("owed"), cfg)) {
+      assertThat(readFile(again, cat, id)).isEqualTo(big);
+      assertThat(again.misses()).isZero();
+    }
+  }
+
+  /**
+   * The blocks held for the writer are bounded by the write queue's size: the oldest go first, and
+   * the next read fetches them (no RAM tier here, so nothing else holds them).
+   */
+  @Test
+  void heldRefusedBlocks_areBoundedByTheWriteQueue_theOldestFetchedAgain() throws Exception {
+    LargeFile f = new LargeFile("shards/shard-1.tar", 40 * BLOCK, 32);
+    InMemorySource src = f.src;
+    Catalog cat = f.cat;
+    int id = f.id;
+    byte[] big = f.bytes;
+    try (TieredCache c = openWithoutRam(src, cat, tmp.resolve("bound"), 4 * BLOCK)) {
+      try (var stalled = c.store().holdWriteLock()) {
+        assertThat(readFile(c, cat, id)).isEqualTo(big);
+        assertThat(c.stats().writeQueueFull.sum()).isEqualTo(36);
+        assertThat(c.owedBlocks()).isEqualTo(4);
+      }
+      awaitRepaid(c);
+      assertThat(c.stats().writeQueueRepaid.sum()).isEqualTo(4);
+      for (int b = 0; b < 40; b++) {
+        // 0-3 queued while the writer was held, 36-39 the last refused, held and stored later.
+        assertThat(c.index().isStored(id, b)).isEqualTo(b < 4 || b >= 36);
+      }
+      long misses = c.misses();
+      for (int b = 0; b < 40; b++) {
+        assertThat(c.read(id, b)).isEqualTo(Arrays.copyOfRange(big, b * BLOCK, (b + 1) * BLOCK));
+        c.flush(); // a disk that keeps up
+      }
+      assertThat(c.misses() - misses).isEqualTo(32);
+      assertThat(c.isFullyCached(id)).isTrue();
+    }
+  }
+
+  /** A file evicted while blocks of it are held for the writer is not stored again by them. */
+  @Test
+  void anEvictedFilesHeldBlocks_areDropped_notStored() throws Exception {
+    LargeFile f = new LargeFile("shards/shard-2.tar", 12 * BLOCK, 33);
+    InMemorySource src = f.src;
+    Catalog cat = f.cat;
+    int id = f.id;
+    byte[] big = f.bytes;
+    try (TieredCache c = openWithoutRam(src, cat, tmp.resolve("evicted"), 4 * BLOCK)) {
+      try (var stalled = c.store().holdWriteLock()) {
+        assertThat(readFile(c, cat, id)).isEqualTo(big);
+        assertThat(c.owedBlocks()).isEqualTo(4);
+        c.evictFile(id);
+        assertThat(c.owedBlocks()).isZero();
+        assertThat(c.owedBytes()).isZero();
+      }
+      awaitRepaid(c);
+      assertThat(c.stats().writeQueueRepaid.sum()).isZero();
+      for (int b = 0; b < 12; b++) {
+        assertThat(c.index().isStored(id, b)).isFalse();
+      }
+    }
+  }
+
+  /** A source of one large file of {@code length} random bytes, its catalog and id. */
+  private static final class LargeFile {
+    final InMemorySource src = new InMemorySource("mem:test");
+    final byte[] bytes;
+    final Catalog cat;
+    final int id;
+
+    LargeFile(String path, int length, long seed) throws IOException {
+      bytes = new byte[length];
+      new Random(seed).nextBytes(bytes);
+      src.put(path, bytes);
+      cat = Mount.listCatalog(src);
+      id = files(cat).get(0);
+    }
+  }
+
+  /** Waits until the writer has stored every block owed to it and its queue is empty. */
+  private static void awaitRepaid(TieredCache c) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (c.owedBlocks() > 0 || c.writeQueuedBytes() > 0) {
+      c.flush();
+      if (System.nanoTime() > deadline) {
+        fail("owed blocks not stored: " + c.owedBlocks() + " left");
+      }
+      Thread.sleep(10);
+    }
+    c.flush();
+  }
+
   @Test
   void aStoreThatGoesDown_isKnownToBeDown_noHitCounted_andEveryReadServedFromTheSource()
       throws Exception {
