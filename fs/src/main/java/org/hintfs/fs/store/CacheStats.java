@@ -34,8 +34,9 @@ public final class CacheStats {
   public final LongAdder writeQueueFull = new LongAdder();
 
   /**
-   * Blocks of large files refused for a full queue and stored later: offered again from the RAM
-   * tier once the writer had room ({@code TieredCache}), so that a read again does not fetch them.
+   * Blocks of large files refused for a full queue and stored later: held outside the heap and
+   * offered again once the writer had room ({@code TieredCache}), so that a read again does not
+   * fetch them.
    */
   public final LongAdder writeQueueRepaid = new LongAdder();
 

@@ -120,7 +120,7 @@ public final class TieredCache implements AutoCloseable {
   /**
    * Blocks of large files the disk writer refused for a full queue, oldest first, each with a copy
    * of its bytes outside the heap: offered again when the writer has room ({@link #repayOwed}).
-   * Without this, 8 readers of 8 shards read again fetched 29-38 of the 256 blocks a second time:
+   * Without this, 8 readers of 8 shards read again fetched 32-49 of the 256 blocks a second time:
    * the RAM tier had let go of the blocks the writer refused (BENCHMARKS.md, issue 38). At most
    * {@code --write-queue} bytes are owed (a second queue as large as the writer's, off the heap);
    * past that the oldest are dropped, and a later read fetches them.
@@ -141,7 +141,11 @@ public final class TieredCache implements AutoCloseable {
     if (b.length > owedMax) {
       return;
     }
-    owed.addLast(new Owed(u, NativeBytes.copyOf(b, owedBytes)));
+    NativeBytes copy = NativeBytes.copyOf(b, owedBytes);
+    if (copy == null) {
+      return; // no memory for it: a later read fetches it
+    }
+    owed.addLast(new Owed(u, copy));
     while (owedBytes.get() > owedMax) {
       Owed oldest = owed.pollFirst();
       if (oldest == null) {
