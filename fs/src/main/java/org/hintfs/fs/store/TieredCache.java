@@ -174,6 +174,11 @@ public final class TieredCache implements AutoCloseable {
         if (now.versionHash() != u.versionHash() || now.length() != o.bytes().length()) {
           continue; // the file changed since: its old bytes are not to be stored
         }
+        if (!store.hasRoom(o.bytes().length())) {
+          owed.addFirst(o); // not counted as refused again: the next commit tries again
+          o = null;
+          return;
+        }
         byte[] b = o.bytes().copy();
         if (b == null) {
           continue;
