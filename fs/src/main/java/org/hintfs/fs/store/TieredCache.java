@@ -199,6 +199,13 @@ public final class TieredCache implements AutoCloseable {
     }
   }
 
+  /** Drops every owed block and frees its copy. */
+  private void forgiveAll() {
+    for (Owed o; (o = owed.pollFirst()) != null; ) {
+      o.bytes().release();
+    }
+  }
+
   /** Drops the owed blocks of file {@code id} (evicted: not to be stored again by a repay). */
   private void forgive(int id) {
     owed.removeIf(
@@ -583,6 +590,8 @@ public final class TieredCache implements AutoCloseable {
     if (disk != null) {
       if (disk.offer(u, b) && peers == null && !u.forPeer() && isBlocked(u.id())) {
         owe(u, b);
+      } else if (!owed.isEmpty() && !store.healthy()) {
+        forgiveAll(); // the store went down: nothing held will be stored
       }
     } else {
       // No disk: the index still tells the policy (and substitution) what was fetched.
@@ -912,8 +921,6 @@ public final class TieredCache implements AutoCloseable {
     if (store != null) {
       store.close();
     }
-    for (Owed o; (o = owed.pollFirst()) != null; ) {
-      o.bytes().release();
-    }
+    forgiveAll();
   }
 }

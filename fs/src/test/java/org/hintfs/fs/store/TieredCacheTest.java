@@ -193,6 +193,27 @@ class TieredCacheTest {
     }
   }
 
+  /** Blocks held for a writer whose store then goes down are freed at the next fetch. */
+  @Test
+  void heldBlocks_areFreed_whenTheStoreGoesDown() throws Exception {
+    LargeFile f = new LargeFile("shards/shard-3.tar", 12 * BLOCK, 34);
+    InMemorySource src = f.src;
+    src.put("shards/shard-4.tar", Arrays.copyOf(f.bytes, 3 * BLOCK));
+    Catalog cat = Mount.listCatalog(src);
+    int id = cat.lookup("shards/shard-3.tar");
+    int other = cat.lookup("shards/shard-4.tar");
+    try (TieredCache c = openWithoutRam(src, cat, tmp.resolve("down-held"), 4 * BLOCK)) {
+      try (var stalled = c.store().holdWriteLock()) {
+        assertThat(readFile(c, cat, id)).isEqualTo(f.bytes);
+        assertThat(c.owedBytes()).isEqualTo(4L * BLOCK);
+        c.store().down("write failed: test");
+        assertThat(c.read(other, 0)).isEqualTo(Arrays.copyOf(f.bytes, 3 * BLOCK));
+        assertThat(c.owedBlocks()).isZero();
+        assertThat(c.owedBytes()).isZero();
+      }
+    }
+  }
+
   /** A source of one large file of {@code length} random bytes, its catalog and id. */
   private static final class LargeFile {
     final InMemorySource src = new InMemorySource("mem:test");
