@@ -208,14 +208,12 @@ public final class TieredCache implements AutoCloseable {
 
   /** Drops the owed blocks of file {@code id} (evicted: not to be stored again by a repay). */
   private void forgive(int id) {
-    owed.removeIf(
-        o -> {
-          if (o.unit().id() != id) {
-            return false;
-          }
-          o.bytes().release();
-          return true;
-        });
+    for (Owed o : owed) {
+      // remove() succeeds for one thread only (the writer may be polling the same entry).
+      if (o.unit().id() == id && owed.remove(o)) {
+        o.bytes().release();
+      }
+    }
   }
 
   /**
