@@ -390,8 +390,9 @@ public final class HintFs {
         byte[] block = f.block(b);
         if (block == null) {
           // A block in RAM or on disk is copied from where it lies into the reply (from LMDB's
-          // map checked once per handle); one read ahead or fetched comes as an array, kept for
-          // the handle's next READs.
+          // map checked once per handle), as is one read ahead that the RAM tier kept; one
+          // fetched here, or read ahead and not kept, comes as an array, kept for the handle's
+          // next READs.
           org.hintfs.fs.store.MappedBlock m = f.mapped(b);
           if (m != null) {
             if (cache.copyOut(m, in, k, false, dst::putNative)) {
@@ -401,7 +402,7 @@ public final class HintFs {
             block = cache.read(f.id, b, false); // its stored copy went meanwhile
           } else {
             int at = in;
-            block =
+            org.hintfs.fs.store.TieredCache.Fetched got =
                 readAhead.block(
                     f,
                     b,
@@ -415,9 +416,20 @@ public final class HintFs {
                       f.setMapped(fresh);
                       return true;
                     });
-            if (block == null) {
+            if (got == null) {
               done += k;
               continue;
+            }
+            if (got.held() != null) {
+              // Read ahead and held where the RAM tier put it: the handle keeps it from here.
+              f.setMapped(got.held());
+              if (cache.copyOut(got.held(), in, k, false, dst::putNative)) {
+                done += k;
+                continue;
+              }
+              block = cache.read(f.id, b, false);
+            } else {
+              block = got.bytes();
             }
           }
           f.setBlock(b, block);

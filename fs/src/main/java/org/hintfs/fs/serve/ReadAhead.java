@@ -35,8 +35,9 @@ import org.hintfs.fs.store.TieredCache;
  * <p>The fetches are prefetches ({@link TieredCache#readAhead}: after readers' misses, never in the
  * reads kept for them) and land in the tiers as any fetch (checked, version-pinned); the bytes are
  * also held here until the reader takes them, so a block the cache did not admit is not fetched
- * twice. A reader whose block is still on its way waits for that fetch (promoted to a reader's
- * miss), or runs it itself if no thread has started it; it never starts a second one.
+ * twice: the RAM tier's native copy, with a reference, or an array when the RAM tier did not keep
+ * it. A reader whose block is still on its way waits for that fetch (promoted to a reader's miss),
+ * or runs it itself if no thread has started it; it never starts a second one.
  *
  * <p>Memory: the blocks fetched ahead and not yet read, with those in flight, hold at most {@link
  * #BUDGET} bytes in all; a window that finds the budget spent, or the disk writer's queue over half
@@ -89,7 +90,7 @@ final class ReadAhead implements AutoCloseable {
     final int block;
     final AtomicBoolean claimed = new AtomicBoolean();
     final AtomicBoolean released = new AtomicBoolean();
-    final CompletableFuture<byte[]> result = new CompletableFuture<>();
+    final CompletableFuture<TieredCache.Fetched> result = new CompletableFuture<>();
     volatile boolean abandoned;
 
     Ahead(int id, int block) {
@@ -109,6 +110,7 @@ final class ReadAhead implements AutoCloseable {
       }
       if (abandoned) {
         release();
+        discard();
       }
     }
 
@@ -118,6 +120,20 @@ final class ReadAhead implements AutoCloseable {
       dropped.increment();
       if (claimed.compareAndSet(false, true) || result.isDone()) {
         release();
+      }
+      discard();
+    }
+
+    /**
+     * Frees what was fetched, if it is here (a drop before the fetch ends leaves it to the fetch,
+     * which sees {@link #abandoned}; both may get here, and a second discard does nothing).
+     */
+    void discard() {
+      if (result.isDone() && !result.isCompletedExceptionally()) {
+        TieredCache.Fetched f = result.getNow(null);
+        if (f != null) {
+          f.discard();
+        }
       }
     }
 
@@ -156,33 +172,34 @@ final class ReadAhead implements AutoCloseable {
   }
 
   /**
-   * Block {@code b} of {@code h}'s file for a READ: read ahead if it was, else served from LMDB's
-   * map by {@code fromMap} (true: served there, null returned), else read through the cache (the
-   * access recorded each way); moves the handle's window and asks for what it adds.
+   * Block {@code b} of {@code h}'s file for a READ: read ahead if it was (the caller then owns what
+   * is held), else served from LMDB's map by {@code fromMap} (true: served there, null returned),
+   * else read through the cache (the access recorded each way); moves the handle's window and asks
+   * for what it adds.
    */
-  byte[] block(SampleHandle h, int b, java.util.function.BooleanSupplier fromMap)
+  TieredCache.Fetched block(SampleHandle h, int b, java.util.function.BooleanSupplier fromMap)
       throws IOException {
     Ahead mine = advance(h, b);
     if (mine == null) {
-      return fromMap.getAsBoolean() ? null : cache.read(h.id, b);
+      return fromMap.getAsBoolean() ? null : new TieredCache.Fetched(null, cache.read(h.id, b));
     }
     try {
-      byte[] bytes;
       if (mine.claimed.compareAndSet(false, true)) {
-        bytes = cache.read(h.id, b); // no thread had started it: the reader's own miss
-      } else {
-        boolean ready = mine.result.isDone();
-        if (!ready) {
-          cache.demand(h.id, b);
-        }
-        bytes = await(mine.result);
-        if (bytes == null) {
-          return cache.read(h.id, b); // the read ahead failed: one more try as a reader's miss
-        }
-        used.increment();
-        cache.servedBlock(h.id, ready);
+        // no thread had started it: the reader's own miss
+        return new TieredCache.Fetched(null, cache.read(h.id, b));
       }
-      return bytes;
+      boolean ready = mine.result.isDone();
+      if (!ready) {
+        cache.demand(h.id, b);
+      }
+      TieredCache.Fetched got = await(mine.result);
+      if (got == null) {
+        // the read ahead failed: one more try as a reader's miss
+        return new TieredCache.Fetched(null, cache.read(h.id, b));
+      }
+      used.increment();
+      cache.servedBlock(h.id, ready);
+      return got;
     } finally {
       mine.release();
     }
@@ -251,8 +268,9 @@ final class ReadAhead implements AutoCloseable {
     }
   }
 
-  /** The bytes, or null if the fetch failed (the reader then tries once itself). */
-  private static byte[] await(CompletableFuture<byte[]> f) throws IOException {
+  /** The block, or null if the fetch failed (the reader then tries once itself). */
+  private static TieredCache.Fetched await(CompletableFuture<TieredCache.Fetched> f)
+      throws IOException {
     if (f.isDone()) {
       return f.isCompletedExceptionally() ? null : f.getNow(null);
     }
@@ -269,8 +287,13 @@ final class ReadAhead implements AutoCloseable {
     }
   }
 
+  /** Stops the fetches; the blocks fetched ahead and not read are freed. */
   @Override
   public void close() {
     pool.shutdownNow();
+    synchronized (this) {
+      files.values().forEach(f -> f.blocks.values().forEach(Ahead::drop));
+      files.clear();
+    }
   }
 }

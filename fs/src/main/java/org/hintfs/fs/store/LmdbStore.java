@@ -69,8 +69,60 @@ public final class LmdbStore implements AutoCloseable {
 
   private sealed interface Op permits Put, Delete, Barrier {}
 
-  private record Put(CacheKey key, long versionHash, byte[] payload, int block, String path)
-      implements Op {}
+  /**
+   * A put waiting for the writer. Its payload waits outside the heap: a unit waits for the disk
+   * long enough to outlive young collections, and each one that found it on the heap copied it (a
+   * large file's 4 MiB blocks, to the old generation, which grew by each: 8 readers of 1 GiB of
+   * shards took 1.4-1.8 s of collector pauses and left a 1 GiB heap). On the heap only when malloc
+   * fails. Released once, by whoever takes it off the queue: the writer, or {@link #down}.
+   */
+  private static final class Put implements Op {
+    final CacheKey key;
+    final long versionHash;
+    final int length;
+    final int crc;
+    final int block;
+    final String path;
+    private final NativeBytes off;
+    private final byte[] heap;
+
+    Put(
+        CacheKey key,
+        long versionHash,
+        byte[] payload,
+        int block,
+        String path,
+        java.util.concurrent.atomic.AtomicLong held) {
+      this.key = key;
+      this.versionHash = versionHash;
+      this.length = payload.length;
+      this.crc = StoredValue.crc(payload);
+      this.block = block;
+      this.path = path;
+      this.off = NativeBytes.copyOf(payload, held);
+      this.heap = off == null ? payload : null;
+    }
+
+    /** A heap copy of the payload, or null if it was written and freed meanwhile. */
+    byte[] payload() {
+      return heap != null ? heap : off.copy();
+    }
+
+    /** Writes the stored value (header, payload) into {@code v}, LMDB's reserved room for it. */
+    void writeTo(ByteBuffer v) {
+      if (heap != null) {
+        StoredValue.write(v, key, versionHash, crc, heap);
+      } else {
+        StoredValue.write(v, key, versionHash, crc, off);
+      }
+    }
+
+    void release() {
+      if (off != null) {
+        off.release();
+      }
+    }
+  }
 
   private record Delete(CacheKey key) implements Op {}
 
@@ -123,6 +175,10 @@ public final class LmdbStore implements AutoCloseable {
 
   private final long queueLimit;
   private final java.util.concurrent.atomic.AtomicLong queuedBytes =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** Native bytes the queued puts' payloads hold, allocated and not yet freed. */
+  private final java.util.concurrent.atomic.AtomicLong queuedNative =
       new java.util.concurrent.atomic.AtomicLong();
 
   /**
@@ -191,9 +247,14 @@ public final class LmdbStore implements AutoCloseable {
     }
     Op p = pending.isEmpty() ? null : pending.get(key);
     if (p instanceof Put put) {
-      return put.versionHash == versionHash && put.payload.length == expectedLength
-          ? new Lookup(StoredValue.Check.OK, put.payload)
-          : new Lookup(StoredValue.Check.STALE, null);
+      if (put.versionHash != versionHash || put.length != expectedLength) {
+        return new Lookup(StoredValue.Check.STALE, null);
+      }
+      byte[] b = put.payload();
+      if (b != null) {
+        return new Lookup(StoredValue.Check.OK, b);
+      }
+      // written and freed meanwhile: it is in the map now
     }
     if (p instanceof Delete) {
       return Lookup.MISS;
@@ -375,7 +436,7 @@ public final class LmdbStore implements AutoCloseable {
     if (!healthy() || !hasRoom(payload.length)) {
       return false;
     }
-    Put op = new Put(key, versionHash, payload, block, path);
+    Put op = new Put(key, versionHash, payload, block, path, queuedNative);
     queuedBytes.addAndGet(payload.length);
     pending.put(key, op);
     queue.add(op);
@@ -442,17 +503,31 @@ public final class LmdbStore implements AutoCloseable {
           downReason = reason;
           log.warn("disk cache disabled, serving from the source: {}", reason);
           pending.clear();
-          queue.clear();
+          List<Op> dropped = new ArrayList<>();
+          queue.drainTo(dropped);
+          dropped.forEach(LmdbStore::released);
           queuedBytes.set(0);
         }
       }
     }
   }
 
+  /** Frees a put's payload that no writer will take (the store went down). */
+  private static void released(Op o) {
+    if (o instanceof Put p) {
+      p.release();
+    }
+  }
+
+  /** Native bytes the writer's queue holds now (stats, tests). */
+  long queuedNativeBytes() {
+    return queuedNative.get();
+  }
+
   private static long bytes(List<Op> batch) {
     long n = 0;
     for (Op o : batch) {
-      n += o instanceof Put p ? p.payload.length : 0;
+      n += o instanceof Put p ? p.length : 0;
     }
     return n;
   }
@@ -491,14 +566,14 @@ public final class LmdbStore implements AutoCloseable {
           continue;
         }
         batch.add(first);
-        long bytes = first instanceof Put p ? p.payload.length : 0;
+        long bytes = first instanceof Put p ? p.length : 0;
         while (batch.size() < BATCH_OPS && bytes < BATCH_BYTES) {
           Op o = queue.poll();
           if (o == null) {
             break;
           }
           batch.add(o);
-          bytes += o instanceof Put p ? p.payload.length : 0;
+          bytes += o instanceof Put p ? p.length : 0;
         }
         commit(batch, bytes);
       } catch (InterruptedException e) {
@@ -511,7 +586,8 @@ public final class LmdbStore implements AutoCloseable {
             b.done.countDown();
           } else if (o instanceof Put p) {
             pending.remove(p.key, o);
-            queuedBytes.addAndGet(-p.payload.length);
+            queuedBytes.addAndGet(-p.length);
+            p.release();
           } else if (o instanceof Delete d) {
             pending.remove(d.key, o);
           }
@@ -547,15 +623,15 @@ public final class LmdbStore implements AutoCloseable {
               continue; // superseded by a later put or delete of the same key
             }
             ByteBuffer k = p.key.into(writerKey);
-            ByteBuffer v = data.reserve(txn, k, StoredValue.HEADER + p.payload.length);
-            StoredValue.write(v, p.key, p.versionHash, p.payload);
+            ByteBuffer v = data.reserve(txn, k, StoredValue.HEADER + p.length);
+            p.writeTo(v);
             byte[] path = p.path.getBytes(StandardCharsets.UTF_8);
             if (writerMeta.capacity() < 20 + path.length) {
               writerMeta = ByteBuffer.allocateDirect(20 + path.length);
             }
             ByteBuffer m = writerMeta.clear();
             m.putLong(p.versionHash)
-                .putLong(StoredValue.charge(p.payload.length))
+                .putLong(StoredValue.charge(p.length))
                 .putInt(p.block)
                 .put(path)
                 .flip();

@@ -92,6 +92,15 @@ final class RamTier implements Tier {
     return e;
   }
 
+  /**
+   * Block {@code block} of file {@code id} with one reference for the caller, or null if not held:
+   * not an access (a block read ahead is accessed when its reader reads it).
+   */
+  NativeBytes holdQuietly(int id, int block) {
+    NativeBytes e = ram.policy().getIfPresentQuietly(Unit.ramKey(id, block));
+    return e != null && e.acquire() ? e : null;
+  }
+
   /** The unit's bytes if held, leaving a promoted one in place. */
   byte[] peek(int id, int block) {
     return copy(ram.getIfPresent(Unit.ramKey(id, block)));

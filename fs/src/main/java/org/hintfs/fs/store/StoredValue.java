@@ -33,15 +33,41 @@ final class StoredValue {
   }
 
   static void write(ByteBuffer dst, CacheKey key, long versionHash, byte[] payload) {
+    write(dst, key, versionHash, crc(payload), payload);
+  }
+
+  /** The CRC32C a stored value's header carries for {@code payload}. */
+  static int crc(byte[] payload) {
     CRC32C crc = new CRC32C();
     crc.update(payload);
-    dst.putInt(MAGIC)
-        .putInt(payload.length)
+    return (int) crc.getValue();
+  }
+
+  /** {@link #write}, its CRC32C ({@link #crc}) computed before. */
+  static void write(ByteBuffer dst, CacheKey key, long versionHash, int crc, byte[] payload) {
+    header(dst, key, versionHash, crc, payload.length).put(payload);
+  }
+
+  /** {@link #write} of a payload in native memory, copied from where it lies. */
+  static void write(ByteBuffer dst, CacheKey key, long versionHash, int crc, NativeBytes payload) {
+    header(dst, key, versionHash, crc, payload.length());
+    long to = NativeSink.address(dst) + dst.position();
+    if (!payload.copyTo(0, payload.length(), (from, n) -> MEMORY.copyMemory(from, to, n))) {
+      throw new IllegalStateException("a queued payload was freed before it was written");
+    }
+    dst.position(dst.position() + payload.length());
+  }
+
+  private static final com.kenai.jffi.MemoryIO MEMORY = com.kenai.jffi.MemoryIO.getInstance();
+
+  private static ByteBuffer header(
+      ByteBuffer dst, CacheKey key, long versionHash, int crc, int length) {
+    return dst.putInt(MAGIC)
+        .putInt(length)
         .putLong(key.pathCheck())
         .putLong(versionHash)
-        .putInt((int) crc.getValue())
-        .putInt(0)
-        .put(payload);
+        .putInt(crc)
+        .putInt(0);
   }
 
   /**

@@ -747,8 +747,34 @@ public final class TieredCache implements AutoCloseable {
    * offered to the tiers as any fetch. Not an access: the reader's read records it ({@link
    * #servedBlock}).
    */
-  public byte[] readAhead(int id, int block) throws IOException {
-    return read(id, block, false, false, false, FetchGate.Priority.PREFETCH);
+  public Fetched readAhead(int id, int block) throws IOException {
+    byte[] b = read(id, block, false, false, false, FetchGate.Priority.PREFETCH);
+    NativeBytes e = ram.holdQuietly(id, block);
+    if (e == null || e.length() != b.length) {
+      if (e != null) {
+        e.release();
+      }
+      return new Fetched(null, b);
+    }
+    MappedBlock m = mappedBlock(id, block);
+    m.holdRam(e);
+    return new Fetched(m, null);
+  }
+
+  /**
+   * A block read ahead, until its reader takes it: where the RAM tier put it ({@code held}, one
+   * reference on its native memory, given up by {@link MappedBlock#close}), or, when the RAM tier
+   * did not keep it, as an array ({@code bytes}). Held rather than copied to the heap: a block
+   * waits for its reader long enough to outlive young collections, and each one that found it on
+   * the heap copied it, to the old generation at last.
+   */
+  public record Fetched(MappedBlock held, byte[] bytes) {
+    /** Gives up the native memory, if held (more than once does nothing). */
+    public void discard() {
+      if (held != null) {
+        held.close();
+      }
+    }
   }
 
   /**

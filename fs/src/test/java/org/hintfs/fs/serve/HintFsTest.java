@@ -74,6 +74,31 @@ class HintFsTest {
   }
 
   @Test
+  void aBlockReadAhead_waitsForItsReaderOutsideTheHeap_evenEvictedMeanwhile_andIsFreedAfter()
+      throws Exception {
+    int id = fs.resolve("/cls/big.bin");
+    long fh = fs.open("/cls/big.bin", false);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    // Blocks 0 and 1, one READ each: a sequential reader, whose window asks for blocks 2 and 3.
+    assertThat(fs.read(fh, 0, 65_536, out::write)).isEqualTo(65_536);
+    assertThat(fs.read(fh, 65_536, 65_536, out::write)).isEqualTo(65_536);
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!(fs.cache().nearAhead(id, 2) && fs.cache().nearAhead(id, 3))) {
+      assertThat(System.nanoTime()).as("blocks 2 and 3 read ahead").isLessThan(deadline);
+      Thread.sleep(10);
+    }
+    fs.cache().evictFile(id);
+    assertThat(fs.cache().nearAhead(id, 2)).isFalse();
+    // Gone from the tiers, still held for the reader: the RAM tier's native copies, referenced.
+    assertThat(fs.cache().ramNativeBytes()).isGreaterThanOrEqualTo(2L * 65_536);
+    assertThat(readAll(fh, 131_072)).isEqualTo(java.util.Arrays.copyOfRange(big, 0, big.length));
+    fs.release(fh);
+    assertThat(fs.readAheadUsed()).isGreaterThanOrEqualTo(2);
+    fs.cache().evictFile(id);
+    assertThat(fs.cache().ramNativeBytes()).as("native memory left").isZero();
+  }
+
+  @Test
   void refusesWrites_andDirectories() {
     assertThatThrownBy(() -> fs.open("/cls/small.jpg", true)).isInstanceOf(ReadOnlyException.class);
     assertThatThrownBy(() -> fs.open("/cls", false)).isInstanceOf(IsDirectoryException.class);

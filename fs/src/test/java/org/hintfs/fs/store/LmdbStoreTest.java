@@ -62,6 +62,40 @@ class LmdbStoreTest {
   }
 
   @Test
+  void queuedPayloadsWaitOutsideTheHeap_freedOnceWritten_orWhenTheStoreGoesDown() throws Exception {
+    byte[] a = random(300_000, 5);
+    byte[] b = random(70_000, 6);
+    byte[] was = a.clone();
+    CacheKey ka = CacheKey.of("s/a.tar", 1);
+    CacheKey kb = CacheKey.of("s/b.tar", 1);
+    long vh = CacheKey.versionHash("etag");
+    try (LmdbStore s = new LmdbStore(dir, MAP, bytes -> {}, 1L << 20)) {
+      try (var stalled = s.holdWriteLock()) {
+        assertThat(s.put(ka, vh, a, 1, "s/a.tar")).isTrue();
+        assertThat(s.put(kb, vh, b, 1, "s/b.tar")).isTrue();
+        assertThat(s.queuedNativeBytes()).isEqualTo(a.length + b.length);
+        a[7] ^= 1; // the caller's array is its own again: the queue holds a copy
+        assertThat(s.get(ka, vh, was.length).payload()).isEqualTo(was);
+      }
+      s.flush();
+      assertThat(s.queuedNativeBytes()).isZero();
+      assertThat(s.get(ka, vh, was.length).payload()).isEqualTo(was);
+      assertThat(s.get(kb, vh, b.length).payload()).isEqualTo(b);
+      try (var stalled = s.holdWriteLock()) {
+        assertThat(s.put(CacheKey.of("s/c.tar", 1), vh, b, 1, "s/c.tar")).isTrue();
+        assertThat(s.put(CacheKey.of("s/d.tar", 1), vh, b, 1, "s/d.tar")).isTrue();
+        assertThat(s.queuedNativeBytes()).isEqualTo(2L * b.length);
+        s.down("test: the disk failed");
+      }
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (s.queuedNativeBytes() != 0) {
+        assertThat(System.nanoTime()).as("queued payloads freed").isLessThan(deadline);
+        Thread.sleep(10);
+      }
+    }
+  }
+
+  @Test
   void aPutIsServedAtOnce_andAfterCommit_andAfterReopen() throws Exception {
     byte[] payload = random(10_000, 1);
     CacheKey key = CacheKey.of("cls/a.jpg", 0);
