@@ -268,8 +268,28 @@ public final class CacheIndex {
    * @return true if it was not stored only because the disk writer's queue was full (the policy was
    *     not asked): offered again later, it may be
    */
-  synchronized boolean admit(
+  boolean admit(
       int id, int block, String path, long vh, CacheKey key, byte[] payload, boolean guest) {
+    if (store == null) {
+      return false;
+    }
+    LmdbStore.Payload p = store.payload(payload); // its copy and checksum outside the lock
+    try {
+      return admit(id, block, path, vh, key, p, guest);
+    } finally {
+      p.releaseUnlessTaken();
+    }
+  }
+
+  /** {@link #admit(int, int, String, long, CacheKey, byte[], boolean)} of a payload made ready. */
+  private synchronized boolean admit(
+      int id,
+      int block,
+      String path,
+      long vh,
+      CacheKey key,
+      LmdbStore.Payload payload,
+      boolean guest) {
     if (store == null || !store.healthy()) {
       return false;
     }

@@ -69,58 +69,79 @@ public final class LmdbStore implements AutoCloseable {
 
   private sealed interface Op permits Put, Delete, Barrier {}
 
+  /** Payloads from this size up wait for the writer outside the heap ({@link Payload}). */
+  static final int OFF_HEAP_MIN = 1 << 20;
+
   /**
-   * A put waiting for the writer. Its payload waits outside the heap: a unit waits for the disk
-   * long enough to outlive young collections, and each one that found it on the heap copied it (a
-   * large file's 4 MiB blocks, to the old generation, which grew by each: 8 readers of 1 GiB of
-   * shards took 1.4-1.8 s of collector pauses and left a 1 GiB heap). On the heap only when malloc
-   * fails. Released once, by whoever takes it off the queue: the writer, or {@link #down}.
+   * A payload for {@link #put}. From {@link #OFF_HEAP_MIN} up (a large file's blocks) it is copied
+   * outside the heap, its CRC32C computed from the copy's source, when it is made: before the
+   * index's lock is taken, never under it. A unit waits for the disk long enough to outlive young
+   * collections, and each one that found a large one on the heap copied it (to the old generation,
+   * which grew by each: 8 readers of 1 GiB of shards took 1.15-1.25 s of collector pauses and left
+   * a 900-1,000 MB heap). A smaller one stays on the heap and is checksummed by the writer, as
+   * before; so does a large one when malloc fails.
+   *
+   * <p>Whoever makes one releases it unless a put took it ({@link #releaseUnlessTaken}); a put that
+   * took it is released once, by whoever takes it off the queue: the writer, or {@link #down}.
    */
-  private static final class Put implements Op {
-    final CacheKey key;
-    final long versionHash;
+  static final class Payload {
     final int length;
-    final int crc;
-    final int block;
-    final String path;
     private final NativeBytes off;
     private final byte[] heap;
+    private final int crc;
+    private final java.util.concurrent.atomic.AtomicBoolean released =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile boolean taken;
 
-    Put(
-        CacheKey key,
-        long versionHash,
-        byte[] payload,
-        int block,
-        String path,
-        java.util.concurrent.atomic.AtomicLong held) {
-      this.key = key;
-      this.versionHash = versionHash;
-      this.length = payload.length;
-      this.crc = StoredValue.crc(payload);
-      this.block = block;
-      this.path = path;
-      this.off = NativeBytes.copyOf(payload, held);
-      this.heap = off == null ? payload : null;
+    private Payload(byte[] b, java.util.concurrent.atomic.AtomicLong held) {
+      this.length = b.length;
+      this.off = held == null ? null : NativeBytes.copyOf(b, held);
+      this.heap = off == null ? b : null;
+      this.crc = off == null ? 0 : StoredValue.crc(b);
     }
 
-    /** A heap copy of the payload, or null if it was written and freed meanwhile. */
-    byte[] payload() {
+    /** A heap copy of the payload (the array itself on the heap), or null if freed meanwhile. */
+    byte[] bytes() {
       return heap != null ? heap : off.copy();
     }
 
+    /** True while its bytes are outside the heap (tests). */
+    boolean offHeap() {
+      return off != null;
+    }
+
     /** Writes the stored value (header, payload) into {@code v}, LMDB's reserved room for it. */
-    void writeTo(ByteBuffer v) {
+    void writeTo(ByteBuffer v, CacheKey key, long versionHash) {
       if (heap != null) {
-        StoredValue.write(v, key, versionHash, crc, heap);
+        StoredValue.write(v, key, versionHash, heap);
       } else {
         StoredValue.write(v, key, versionHash, crc, off);
       }
     }
 
-    void release() {
-      if (off != null) {
+    /** Frees the native copy, if any, unless a {@link #put} took it. */
+    void releaseUnlessTaken() {
+      if (!taken) {
+        release();
+      }
+    }
+
+    private void release() {
+      if (off != null && released.compareAndSet(false, true)) {
         off.release();
       }
+    }
+  }
+
+  /** {@code b} as a payload for {@link #put} (see {@link Payload}: made outside any lock). */
+  Payload payload(byte[] b) {
+    return new Payload(b, b.length >= OFF_HEAP_MIN ? queuedNative : null);
+  }
+
+  private record Put(CacheKey key, long versionHash, Payload payload, int block, String path)
+      implements Op {
+    void release() {
+      payload.release();
     }
   }
 
@@ -247,10 +268,10 @@ public final class LmdbStore implements AutoCloseable {
     }
     Op p = pending.isEmpty() ? null : pending.get(key);
     if (p instanceof Put put) {
-      if (put.versionHash != versionHash || put.length != expectedLength) {
+      if (put.versionHash != versionHash || put.payload.length != expectedLength) {
         return new Lookup(StoredValue.Check.STALE, null);
       }
-      byte[] b = put.payload();
+      byte[] b = put.payload.bytes();
       if (b != null) {
         return new Lookup(StoredValue.Check.OK, b);
       }
@@ -433,10 +454,19 @@ public final class LmdbStore implements AutoCloseable {
    * @return false if it was not queued: the store is down, or the writer's queue is full
    */
   boolean put(CacheKey key, long versionHash, byte[] payload, int block, String path) {
+    Payload p = payload(payload);
+    boolean queued = put(key, versionHash, p, block, path);
+    p.releaseUnlessTaken();
+    return queued;
+  }
+
+  /** {@link #put(CacheKey, long, byte[], int, String)} of a payload made by {@link #payload}. */
+  boolean put(CacheKey key, long versionHash, Payload payload, int block, String path) {
     if (!healthy() || !hasRoom(payload.length)) {
       return false;
     }
-    Put op = new Put(key, versionHash, payload, block, path, queuedNative);
+    payload.taken = true;
+    Put op = new Put(key, versionHash, payload, block, path);
     queuedBytes.addAndGet(payload.length);
     pending.put(key, op);
     queue.add(op);
@@ -527,7 +557,7 @@ public final class LmdbStore implements AutoCloseable {
   private static long bytes(List<Op> batch) {
     long n = 0;
     for (Op o : batch) {
-      n += o instanceof Put p ? p.length : 0;
+      n += o instanceof Put p ? p.payload.length : 0;
     }
     return n;
   }
@@ -566,14 +596,14 @@ public final class LmdbStore implements AutoCloseable {
           continue;
         }
         batch.add(first);
-        long bytes = first instanceof Put p ? p.length : 0;
+        long bytes = first instanceof Put p ? p.payload.length : 0;
         while (batch.size() < BATCH_OPS && bytes < BATCH_BYTES) {
           Op o = queue.poll();
           if (o == null) {
             break;
           }
           batch.add(o);
-          bytes += o instanceof Put p ? p.length : 0;
+          bytes += o instanceof Put p ? p.payload.length : 0;
         }
         commit(batch, bytes);
       } catch (InterruptedException e) {
@@ -586,7 +616,7 @@ public final class LmdbStore implements AutoCloseable {
             b.done.countDown();
           } else if (o instanceof Put p) {
             pending.remove(p.key, o);
-            queuedBytes.addAndGet(-p.length);
+            queuedBytes.addAndGet(-p.payload.length);
             p.release();
           } else if (o instanceof Delete d) {
             pending.remove(d.key, o);
@@ -623,15 +653,15 @@ public final class LmdbStore implements AutoCloseable {
               continue; // superseded by a later put or delete of the same key
             }
             ByteBuffer k = p.key.into(writerKey);
-            ByteBuffer v = data.reserve(txn, k, StoredValue.HEADER + p.length);
-            p.writeTo(v);
+            ByteBuffer v = data.reserve(txn, k, StoredValue.HEADER + p.payload.length);
+            p.payload.writeTo(v, p.key, p.versionHash);
             byte[] path = p.path.getBytes(StandardCharsets.UTF_8);
             if (writerMeta.capacity() < 20 + path.length) {
               writerMeta = ByteBuffer.allocateDirect(20 + path.length);
             }
             ByteBuffer m = writerMeta.clear();
             m.putLong(p.versionHash)
-                .putLong(StoredValue.charge(p.length))
+                .putLong(StoredValue.charge(p.payload.length))
                 .putInt(p.block)
                 .put(path)
                 .flip();

@@ -62,18 +62,22 @@ class LmdbStoreTest {
   }
 
   @Test
-  void queuedPayloadsWaitOutsideTheHeap_freedOnceWritten_orWhenTheStoreGoesDown() throws Exception {
-    byte[] a = random(300_000, 5);
-    byte[] b = random(70_000, 6);
+  void largeQueuedPayloadsWaitOutsideTheHeap_freedOnceWritten_orWhenTheStoreGoesDown()
+      throws Exception {
+    byte[] a = random(LmdbStore.OFF_HEAP_MIN + 300_000, 5);
+    byte[] b = random(LmdbStore.OFF_HEAP_MIN, 6);
+    byte[] small = random(LmdbStore.OFF_HEAP_MIN - 1, 7);
     byte[] was = a.clone();
     CacheKey ka = CacheKey.of("s/a.tar", 1);
     CacheKey kb = CacheKey.of("s/b.tar", 1);
     long vh = CacheKey.versionHash("etag");
-    try (LmdbStore s = new LmdbStore(dir, MAP, bytes -> {}, 1L << 20)) {
+    try (LmdbStore s = new LmdbStore(dir, MAP, bytes -> {}, 16L << 20)) {
       try (var stalled = s.holdWriteLock()) {
         assertThat(s.put(ka, vh, a, 1, "s/a.tar")).isTrue();
         assertThat(s.put(kb, vh, b, 1, "s/b.tar")).isTrue();
         assertThat(s.queuedNativeBytes()).isEqualTo(a.length + b.length);
+        assertThat(s.put(CacheKey.of("s/small", 0), vh, small, 0, "s/small")).isTrue();
+        assertThat(s.queuedNativeBytes()).isEqualTo(a.length + b.length); // on the heap
         a[7] ^= 1; // the caller's array is its own again: the queue holds a copy
         assertThat(s.get(ka, vh, was.length).payload()).isEqualTo(was);
       }
@@ -81,6 +85,15 @@ class LmdbStoreTest {
       assertThat(s.queuedNativeBytes()).isZero();
       assertThat(s.get(ka, vh, was.length).payload()).isEqualTo(was);
       assertThat(s.get(kb, vh, b.length).payload()).isEqualTo(b);
+      assertThat(s.get(CacheKey.of("s/small", 0), vh, small.length).payload()).isEqualTo(small);
+      // A payload made and not taken (refused: no room) is freed by its maker.
+      try (LmdbStore tight = new LmdbStore(dir.resolve("tight"), MAP, bytes -> {}, 1)) {
+        try (var stalled = tight.holdWriteLock()) {
+          assertThat(tight.put(CacheKey.of("s/x", 1), vh, b, 1, "s/x")).isTrue();
+          assertThat(tight.put(CacheKey.of("s/y", 1), vh, b, 1, "s/y")).isFalse();
+          assertThat(tight.queuedNativeBytes()).isEqualTo(b.length);
+        }
+      }
       try (var stalled = s.holdWriteLock()) {
         assertThat(s.put(CacheKey.of("s/c.tar", 1), vh, b, 1, "s/c.tar")).isTrue();
         assertThat(s.put(CacheKey.of("s/d.tar", 1), vh, b, 1, "s/d.tar")).isTrue();
