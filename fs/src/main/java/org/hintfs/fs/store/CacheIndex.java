@@ -273,7 +273,9 @@ public final class CacheIndex {
     if (store == null) {
       return false;
     }
-    LmdbStore.Payload p = store.payload(payload); // its copy and checksum outside the lock
+    // Its copy and checksum outside the lock; none for a unit the writer's queue will refuse.
+    LmdbStore.Payload p =
+        store.hasRoom(payload.length) ? store.payload(payload) : LmdbStore.onHeap(payload);
     try {
       return admit(id, block, path, vh, key, p, guest);
     } finally {

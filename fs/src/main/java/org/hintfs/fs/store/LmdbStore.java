@@ -138,6 +138,11 @@ public final class LmdbStore implements AutoCloseable {
     return new Payload(b, b.length >= OFF_HEAP_MIN ? queuedNative : null);
   }
 
+  /** {@code b} as a payload left on the heap (no copy, no checksum until the writer's). */
+  static Payload onHeap(byte[] b) {
+    return new Payload(b, null);
+  }
+
   private record Put(CacheKey key, long versionHash, Payload payload, int block, String path)
       implements Op {
     void release() {
