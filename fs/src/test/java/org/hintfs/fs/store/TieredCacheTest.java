@@ -108,30 +108,26 @@ class TieredCacheTest {
   @Test
   void blocksRefusedForAFullWriteQueue_areStoredWhenTheWriterHasRoom() throws Exception {
     LargeFile f = new LargeFile("shards/shard-0.tar", 36 * BLOCK + 1234, 31);
-    InMemorySource src = f.src;
-    Catalog cat = f.cat;
-    int id = f.id;
-    byte[] big = f.bytes;
     // The writer's queue holds 20 blocks; the other 17 units are refused while it is held.
     TieredCache.Config cfg =
         new TieredCache.Config(1 << 30, "test", 1 << 20, LIMIT, BLOCK, 16, 20 * BLOCK);
-    try (TieredCache c = open(src, cat, tmp.resolve("owed"), cfg)) {
-      assertThat(c.isBlocked(id)).isTrue();
+    try (TieredCache c = open(f.src, f.cat, tmp.resolve("owed"), cfg)) {
+      assertThat(c.isBlocked(f.id)).isTrue();
       try (var stalled = c.store().holdWriteLock()) {
-        assertThat(readFile(c, cat, id)).isEqualTo(big);
+        assertThat(readFile(c, f.cat, f.id)).isEqualTo(f.bytes);
         assertThat(c.stats().writeQueueFull.sum()).isEqualTo(17);
         assertThat(c.owedBlocks()).isEqualTo(17);
         assertThat(c.owedBytes()).isEqualTo(16L * BLOCK + 1234);
-        assertThat(c.isFullyCached(id)).isFalse();
+        assertThat(c.isFullyCached(f.id)).isFalse();
       }
       awaitRepaid(c);
       assertThat(c.stats().writeQueueRepaid.sum()).isEqualTo(17);
       assertThat(c.owedBytes()).isZero();
-      assertThat(c.isFullyCached(id)).isTrue();
+      assertThat(c.isFullyCached(f.id)).isTrue();
       assertThat(c.misses()).isEqualTo(37);
     }
-    try (TieredCache again = open(src, cat, tmp.resolve("owed"), cfg)) {
-      assertThat(readFile(again, cat, id)).isEqualTo(big);
+    try (TieredCache again = open(f.src, f.cat, tmp.resolve("owed"), cfg)) {
+      assertThat(readFile(again, f.cat, f.id)).isEqualTo(f.bytes);
       assertThat(again.misses()).isZero();
     }
   }
@@ -143,13 +139,9 @@ class TieredCacheTest {
   @Test
   void heldRefusedBlocks_areBoundedByTheWriteQueue_theOldestFetchedAgain() throws Exception {
     LargeFile f = new LargeFile("shards/shard-1.tar", 40 * BLOCK, 32);
-    InMemorySource src = f.src;
-    Catalog cat = f.cat;
-    int id = f.id;
-    byte[] big = f.bytes;
-    try (TieredCache c = openWithoutRam(src, cat, tmp.resolve("bound"), 4 * BLOCK)) {
+    try (TieredCache c = openWithoutRam(f.src, f.cat, tmp.resolve("bound"), 4 * BLOCK)) {
       try (var stalled = c.store().holdWriteLock()) {
-        assertThat(readFile(c, cat, id)).isEqualTo(big);
+        assertThat(readFile(c, f.cat, f.id)).isEqualTo(f.bytes);
         assertThat(c.stats().writeQueueFull.sum()).isEqualTo(36);
         assertThat(c.owedBlocks()).isEqualTo(4);
       }
@@ -157,15 +149,16 @@ class TieredCacheTest {
       assertThat(c.stats().writeQueueRepaid.sum()).isEqualTo(4);
       for (int b = 0; b < 40; b++) {
         // 0-3 queued while the writer was held, 36-39 the last refused, held and stored later.
-        assertThat(c.index().isStored(id, b)).isEqualTo(b < 4 || b >= 36);
+        assertThat(c.index().isStored(f.id, b)).isEqualTo(b < 4 || b >= 36);
       }
       long misses = c.misses();
       for (int b = 0; b < 40; b++) {
-        assertThat(c.read(id, b)).isEqualTo(Arrays.copyOfRange(big, b * BLOCK, (b + 1) * BLOCK));
+        assertThat(c.read(f.id, b))
+            .isEqualTo(Arrays.copyOfRange(f.bytes, b * BLOCK, (b + 1) * BLOCK));
         c.flush(); // a disk that keeps up
       }
       assertThat(c.misses() - misses).isEqualTo(32);
-      assertThat(c.isFullyCached(id)).isTrue();
+      assertThat(c.isFullyCached(f.id)).isTrue();
     }
   }
 
@@ -173,22 +166,18 @@ class TieredCacheTest {
   @Test
   void anEvictedFilesHeldBlocks_areDropped_notStored() throws Exception {
     LargeFile f = new LargeFile("shards/shard-2.tar", 12 * BLOCK, 33);
-    InMemorySource src = f.src;
-    Catalog cat = f.cat;
-    int id = f.id;
-    byte[] big = f.bytes;
-    try (TieredCache c = openWithoutRam(src, cat, tmp.resolve("evicted"), 4 * BLOCK)) {
+    try (TieredCache c = openWithoutRam(f.src, f.cat, tmp.resolve("evicted"), 4 * BLOCK)) {
       try (var stalled = c.store().holdWriteLock()) {
-        assertThat(readFile(c, cat, id)).isEqualTo(big);
+        assertThat(readFile(c, f.cat, f.id)).isEqualTo(f.bytes);
         assertThat(c.owedBlocks()).isEqualTo(4);
-        c.evictFile(id);
+        c.evictFile(f.id);
         assertThat(c.owedBlocks()).isZero();
         assertThat(c.owedBytes()).isZero();
       }
       awaitRepaid(c);
       assertThat(c.stats().writeQueueRepaid.sum()).isZero();
       for (int b = 0; b < 12; b++) {
-        assertThat(c.index().isStored(id, b)).isFalse();
+        assertThat(c.index().isStored(f.id, b)).isFalse();
       }
     }
   }
