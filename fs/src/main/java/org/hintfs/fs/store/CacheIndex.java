@@ -270,12 +270,29 @@ public final class CacheIndex {
    */
   boolean admit(
       int id, int block, String path, long vh, CacheKey key, byte[] payload, boolean guest) {
+    return admit(id, block, path, vh, key, payload, null, guest);
+  }
+
+  /**
+   * {@link #admit(int, int, String, long, CacheKey, byte[], boolean)} of a payload that may share
+   * {@code shared}, a native copy of it the caller holds (the RAM tier's): a large one then waits
+   * for the writer as that copy, not as one of its own. The caller keeps its reference.
+   */
+  boolean admit(
+      int id,
+      int block,
+      String path,
+      long vh,
+      CacheKey key,
+      byte[] payload,
+      NativeBytes shared,
+      boolean guest) {
     if (store == null) {
       return false;
     }
     // Its copy and checksum outside the lock; none for a unit the writer's queue will refuse.
     LmdbStore.Payload p =
-        store.hasRoom(payload.length) ? store.payload(payload) : LmdbStore.onHeap(payload);
+        store.hasRoom(payload.length) ? store.payload(payload, shared) : LmdbStore.onHeap(payload);
     try {
       return admit(id, block, path, vh, key, p, guest);
     } finally {

@@ -83,6 +83,14 @@ final class DiskTier implements Tier {
    * @return true if it was not stored because the disk is behind (the policy was not asked)
    */
   boolean offer(Unit u, byte[] bytes) {
+    return offer(u, bytes, null);
+  }
+
+  /**
+   * {@link #offer(Unit, byte[])} of bytes of which {@code shared} is a native copy the caller holds
+   * (or null): a large unit waits for the writer as that copy ({@link CacheIndex#admit}).
+   */
+  boolean offer(Unit u, byte[] bytes, NativeBytes shared) {
     return index.admit(
         u.id(),
         u.block(),
@@ -90,6 +98,7 @@ final class DiskTier implements Tier {
         u.versionHash(),
         u.key(),
         bytes,
+        shared,
         !u.forPeer() && guest.test(u.id()));
   }
 

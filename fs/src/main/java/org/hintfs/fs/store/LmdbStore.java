@@ -73,13 +73,14 @@ public final class LmdbStore implements AutoCloseable {
   static final int OFF_HEAP_MIN = 1 << 20;
 
   /**
-   * A payload for {@link #put}. From {@link #OFF_HEAP_MIN} up (a large file's blocks) it is copied
-   * outside the heap, its CRC32C computed from the copy's source, when it is made: before the
-   * index's lock is taken, never under it. A unit waits for the disk long enough to outlive young
-   * collections, and each one that found a large one on the heap copied it (to the old generation,
-   * which grew by each: 8 readers of 1 GiB of shards took 1.15-1.25 s of collector pauses and left
-   * a 900-1,000 MB heap). A smaller one stays on the heap and is checksummed by the writer, as
-   * before; so does a large one when malloc fails.
+   * A payload for {@link #put}. From {@link #OFF_HEAP_MIN} up (a large file's blocks) it waits
+   * outside the heap, as the RAM tier's copy (a reference on it) or else as a copy of its own, its
+   * CRC32C computed from the heap array it came as, when it is made: before the index's lock is
+   * taken, never under it. A unit waits for the disk long enough to outlive young collections, and
+   * each one that found a large one on the heap copied it (to the old generation, which grew by
+   * each: 8 readers of 1 GiB of shards took 1.15-1.25 s of collector pauses and left a 900-1,000 MB
+   * heap). A smaller one stays on the heap and is checksummed by the writer, as before; so does a
+   * large one when malloc fails.
    *
    * <p>Whoever makes one releases it unless a put took it ({@link #releaseUnlessTaken}); a put that
    * took it is released once, by whoever takes it off the queue: the writer, or {@link #down}.
@@ -93,11 +94,24 @@ public final class LmdbStore implements AutoCloseable {
         new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean taken;
 
+    private final java.util.concurrent.atomic.AtomicLong sharedCount;
+
     private Payload(byte[] b, java.util.concurrent.atomic.AtomicLong held) {
       this.length = b.length;
       this.off = held == null ? null : NativeBytes.copyOf(b, held);
       this.heap = off == null ? b : null;
       this.crc = off == null ? 0 : StoredValue.crc(b);
+      this.sharedCount = null;
+    }
+
+    /** A payload that shares {@code shared} (a reference taken on it), the copy of {@code b}. */
+    private Payload(byte[] b, NativeBytes shared, java.util.concurrent.atomic.AtomicLong count) {
+      this.length = b.length;
+      this.off = shared;
+      this.heap = null;
+      this.crc = StoredValue.crc(b);
+      this.sharedCount = count;
+      count.addAndGet(length);
     }
 
     /** A heap copy of the payload (the array itself on the heap), or null if freed meanwhile. */
@@ -128,6 +142,9 @@ public final class LmdbStore implements AutoCloseable {
 
     private void release() {
       if (off != null && released.compareAndSet(false, true)) {
+        if (sharedCount != null) {
+          sharedCount.addAndGet(-length);
+        }
         off.release();
       }
     }
@@ -135,7 +152,23 @@ public final class LmdbStore implements AutoCloseable {
 
   /** {@code b} as a payload for {@link #put} (see {@link Payload}: made outside any lock). */
   Payload payload(byte[] b) {
-    return new Payload(b, b.length >= OFF_HEAP_MIN ? queuedNative : null);
+    return payload(b, null);
+  }
+
+  /**
+   * {@code b} as a payload for {@link #put}; from {@link #OFF_HEAP_MIN} up, sharing {@code shared}
+   * if that is a native copy of {@code b} still held (the RAM tier's: one reference more, released
+   * as the payload is), else copied outside the heap. A block both waiting for the writer and in
+   * the RAM tier is then one copy in memory, not two, and is not copied again to be queued.
+   */
+  Payload payload(byte[] b, NativeBytes shared) {
+    if (b.length < OFF_HEAP_MIN) {
+      return new Payload(b, null);
+    }
+    if (shared != null && shared.length() == b.length && shared.acquire()) {
+      return new Payload(b, shared, queuedShared);
+    }
+    return new Payload(b, queuedNative);
   }
 
   /** {@code b} as a payload left on the heap (no copy, no checksum until the writer's). */
@@ -196,7 +229,10 @@ public final class LmdbStore implements AutoCloseable {
   private volatile String downReason;
   private volatile boolean closing;
 
-  /** 128 MiB: a quarter second of writes on an SSD, ~1,200 ImageNet JPEGs waiting for the disk. */
+  /**
+   * 128 MiB: a quarter second of writes on an SSD, ~1,200 ImageNet JPEGs waiting for the disk; the
+   * least {@code --write-queue auto} gives ({@code MountConfig.autoWriteQueueBytes}).
+   */
   public static final long DEFAULT_QUEUE_LIMIT = 128L << 20;
 
   private final long queueLimit;
@@ -205,6 +241,10 @@ public final class LmdbStore implements AutoCloseable {
 
   /** Native bytes the queued puts' payloads hold, allocated and not yet freed. */
   private final java.util.concurrent.atomic.AtomicLong queuedNative =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** Bytes of queued payloads that share another's native copy (the RAM tier's). */
+  private final java.util.concurrent.atomic.AtomicLong queuedShared =
       new java.util.concurrent.atomic.AtomicLong();
 
   /**
@@ -557,6 +597,11 @@ public final class LmdbStore implements AutoCloseable {
   /** Native bytes the writer's queue holds now (stats, tests). */
   long queuedNativeBytes() {
     return queuedNative.get();
+  }
+
+  /** Bytes of queued payloads that wait as the RAM tier's copy, not one of their own (tests). */
+  long queuedSharedBytes() {
+    return queuedShared.get();
   }
 
   private static long bytes(List<Op> batch) {

@@ -118,41 +118,60 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
-   * Blocks of large files the disk writer refused for a full queue, oldest first, each with a copy
-   * of its bytes outside the heap: offered again when the writer has room ({@link #repayOwed}).
-   * Without this, 8 readers of 8 shards read again fetched 32-49 of the 256 blocks a second time:
-   * the RAM tier had let go of the blocks the writer refused (BENCHMARKS.md, issue 38). At most
-   * {@code --write-queue} bytes are owed (a second queue as large as the writer's, off the heap);
-   * past that the oldest are dropped, and a later read fetches them.
+   * Blocks of large files the disk writer refused for a full queue, oldest first, each with its
+   * bytes outside the heap (a reference on the RAM tier's copy, or a copy of its own when the tier
+   * no longer had it): offered again when the writer has room ({@link #repayOwed}). Without this, 8
+   * readers of 8 shards read again fetched 32-49 of the 256 blocks a second time: the RAM tier had
+   * let go of the blocks the writer refused (BENCHMARKS.md, issue 38). At most {@code
+   * --write-queue} bytes are owed (a second queue as large as the writer's, off the heap); past
+   * that the oldest are dropped, and a later read fetches them.
    */
   private record Owed(Unit unit, NativeBytes bytes) {}
+
+  /** Native bytes of the owed blocks' own copies (those not shared with the RAM tier). */
+  private final java.util.concurrent.atomic.AtomicLong owedCopies =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private final java.util.concurrent.ConcurrentLinkedDeque<Owed> owed =
       new java.util.concurrent.ConcurrentLinkedDeque<>();
 
-  /** Native bytes held by owed blocks. */
+  /** Bytes of the owed blocks (their copies, or references on the RAM tier's). */
   private final java.util.concurrent.atomic.AtomicLong owedBytes =
       new java.util.concurrent.atomic.AtomicLong();
 
   private final long owedMax;
 
-  /** Notes a block the writer refused for a full queue, with a copy of it, to be offered again. */
-  private void owe(Unit u, byte[] b) {
+  /**
+   * Notes a block the writer refused for a full queue, to be offered again: with a reference on
+   * {@code shared}, the RAM tier's copy of it, if the caller holds one, else with a copy of its
+   * own.
+   */
+  private void owe(Unit u, byte[] b, NativeBytes shared) {
     if (b.length > owedMax) {
       return;
     }
-    NativeBytes copy = NativeBytes.copyOf(b, owedBytes);
-    if (copy == null) {
+    NativeBytes held =
+        shared != null && shared.length() == b.length && shared.acquire()
+            ? shared
+            : NativeBytes.copyOf(b, owedCopies);
+    if (held == null) {
       return; // no memory for it: a later read fetches it
     }
-    owed.addLast(new Owed(u, copy));
+    owedBytes.addAndGet(b.length);
+    owed.addLast(new Owed(u, held));
     while (owedBytes.get() > owedMax) {
       Owed oldest = owed.pollFirst();
       if (oldest == null) {
         break;
       }
-      oldest.bytes().release();
+      drop(oldest);
     }
+  }
+
+  /** Lets an owed block go (taken off {@link #owed} by the caller). */
+  private void drop(Owed o) {
+    owedBytes.addAndGet(-o.bytes().length());
+    o.bytes().release();
   }
 
   /**
@@ -183,7 +202,7 @@ public final class TieredCache implements AutoCloseable {
         if (b == null) {
           continue;
         }
-        if (disk.offer(now, b)) {
+        if (disk.offer(now, b, o.bytes())) {
           owed.addFirst(o); // still behind: the next commit tries again
           o = null;
           return;
@@ -193,7 +212,7 @@ public final class TieredCache implements AutoCloseable {
         }
       } finally {
         if (o != null) {
-          o.bytes().release();
+          drop(o);
         }
       }
     }
@@ -202,7 +221,7 @@ public final class TieredCache implements AutoCloseable {
   /** Drops every owed block and frees its copy. */
   private void forgiveAll() {
     for (Owed o; (o = owed.pollFirst()) != null; ) {
-      o.bytes().release();
+      drop(o);
     }
   }
 
@@ -211,7 +230,7 @@ public final class TieredCache implements AutoCloseable {
     for (Owed o : owed) {
       // remove() succeeds for one thread only (the writer may be polling the same entry).
       if (o.unit().id() == id && owed.remove(o)) {
-        o.bytes().release();
+        drop(o);
       }
     }
   }
@@ -227,6 +246,18 @@ public final class TieredCache implements AutoCloseable {
   /** Blocks refused for a full queue and waiting to be offered again (tests). */
   int owedBlocks() {
     return owed.size();
+  }
+
+  /**
+   * Native bytes of owed blocks' own copies, as opposed to references on the RAM tier's (tests).
+   */
+  long owedCopyBytes() {
+    return owedCopies.get();
+  }
+
+  /** Drops a unit from the RAM tier alone (tests: the tier evicts it). */
+  boolean dropFromRam(int id, int block) {
+    return ram.evict(id, block);
   }
 
   /**
@@ -586,10 +617,20 @@ public final class TieredCache implements AutoCloseable {
     }
     ram.put(u, b);
     if (disk != null) {
-      if (disk.offer(u, b) && peers == null && !u.forPeer() && isBlocked(u.id())) {
-        owe(u, b);
-      } else if (!owed.isEmpty() && !store.healthy()) {
-        forgiveAll(); // the store went down: nothing held will be stored
+      // A large unit waits for the writer (and, refused, to be offered again) as the RAM tier's
+      // copy, one reference more on it, rather than as one more copy of its own.
+      NativeBytes inRam =
+          b.length >= LmdbStore.OFF_HEAP_MIN ? ram.holdQuietly(u.id(), u.block()) : null;
+      try {
+        if (disk.offer(u, b, inRam) && peers == null && !u.forPeer() && isBlocked(u.id())) {
+          owe(u, b, inRam);
+        } else if (!owed.isEmpty() && !store.healthy()) {
+          forgiveAll(); // the store went down: nothing held will be stored
+        }
+      } finally {
+        if (inRam != null) {
+          inRam.release();
+        }
       }
     } else {
       // No disk: the index still tells the policy (and substitution) what was fetched.

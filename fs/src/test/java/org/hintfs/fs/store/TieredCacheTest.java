@@ -203,6 +203,44 @@ class TieredCacheTest {
     }
   }
 
+  /**
+   * A large block waits for the disk writer, and when refused waits to be offered again, as the RAM
+   * tier's copy (one reference more on it), not as a copy of its own: one copy of each block in
+   * native memory. The tier may let go of a block meanwhile; its copy lives until it is stored.
+   */
+  @Test
+  void largeBlocksWaitForTheWriter_asTheRamTiersCopy_whichOutlivesItsEviction() throws Exception {
+    int block = LmdbStore.OFF_HEAP_MIN;
+    LargeFile f = new LargeFile("shards/shared.tar", 6 * block, 35);
+    // The RAM tier holds the 6 blocks; the writer's queue 3 of them, the other 3 are refused.
+    TieredCache.Config cfg =
+        new TieredCache.Config(1 << 30, "test", 16L << 20, LIMIT, block, 16, 3L * block);
+    try (TieredCache c = open(f.src, f.cat, tmp.resolve("shared"), cfg)) {
+      try (var stalled = c.store().holdWriteLock()) {
+        assertThat(readFile(c, f.cat, f.id, block)).isEqualTo(f.bytes);
+        assertThat(c.store().queuedSharedBytes()).isEqualTo(3L * block);
+        assertThat(c.store().queuedNativeBytes()).isZero(); // no copy of their own
+        assertThat(c.owedBlocks()).isEqualTo(3);
+        assertThat(c.owedBytes()).isEqualTo(3L * block);
+        assertThat(c.owedCopyBytes()).isZero();
+        assertThat(c.ramNativeBytes()).isEqualTo(6L * block);
+        for (int b = 0; b < 6; b++) {
+          assertThat(c.dropFromRam(f.id, b)).isTrue();
+        }
+        // Let go by the tier, still held for the writer: not freed.
+        assertThat(c.ramNativeBytes()).isEqualTo(6L * block);
+      }
+      awaitRepaid(c);
+      assertThat(c.stats().writeQueueRepaid.sum()).isEqualTo(3);
+      assertThat(c.store().queuedSharedBytes()).isZero();
+      assertThat(c.ramNativeBytes()).as("freed once stored").isZero();
+    }
+    try (TieredCache again = open(f.src, f.cat, tmp.resolve("shared"), cfg)) {
+      assertThat(readFile(again, f.cat, f.id, block)).isEqualTo(f.bytes);
+      assertThat(again.misses()).isZero();
+    }
+  }
+
   /** A source of one large file of {@code length} random bytes, its catalog and id. */
   private static final class LargeFile {
     final InMemorySource src = new InMemorySource("mem:test");
@@ -268,14 +306,19 @@ class TieredCacheTest {
   }
 
   static byte[] readFile(TieredCache c, Catalog cat, int id) throws IOException {
+    return readFile(c, cat, id, BLOCK);
+  }
+
+  /** The whole of file {@code id}, block after block, from a cache of {@code blockSize} blocks. */
+  static byte[] readFile(TieredCache c, Catalog cat, int id, int blockSize) throws IOException {
     if (!c.isBlocked(id)) {
       return c.read(id, 0);
     }
-    int n = (int) ((cat.size(id) + BLOCK - 1) / BLOCK);
+    int n = (int) ((cat.size(id) + blockSize - 1) / blockSize);
     byte[] out = new byte[(int) cat.size(id)];
     for (int b = 0; b < n; b++) {
       byte[] blk = c.read(id, b);
-      System.arraycopy(blk, 0, out, b * BLOCK, blk.length);
+      System.arraycopy(blk, 0, out, b * blockSize, blk.length);
     }
     return out;
   }
