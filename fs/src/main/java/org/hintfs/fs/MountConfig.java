@@ -83,6 +83,50 @@ public record MountConfig(
   /** {@link #DEFAULT_RAM_CACHE} as the option takes it. */
   public static final String DEFAULT_RAM_CACHE_TEXT = "512M";
 
+  /**
+   * {@code --write-queue auto}: a thirty-second of the machine's memory (or of the daemon's cgroup
+   * limit, if lower) and at most a quarter of the heap (small payloads wait on it), between 128 MiB
+   * and 512 MiB. 512 MiB from 16 GiB of memory: there 8 readers of 8 shards on 2 cores had every
+   * block stored once, where 128 MiB fetched 8-17% of them twice (BENCHMARKS.md, issue 38).
+   */
+  public static long autoWriteQueueBytes() {
+    return autoWriteQueueBytes(machineMemory(), Runtime.getRuntime().maxMemory());
+  }
+
+  /** {@link #autoWriteQueueBytes()} for this much memory and heap (0: memory unknown). */
+  public static long autoWriteQueueBytes(long memory, long maxHeap) {
+    long min = org.hintfs.fs.store.LmdbStore.DEFAULT_QUEUE_LIMIT;
+    long max = 512L << 20;
+    long q = Math.min(memory > 0 ? memory / 32 : min, maxHeap / 4);
+    return Math.max(min, Math.min(max, q));
+  }
+
+  /** MemTotal, or the cgroup's (v2) memory limit if lower; 0 if neither can be read. */
+  static long machineMemory() {
+    long total = 0;
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
+        if (line.startsWith("MemTotal:")) {
+          total = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+          break;
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      return 0;
+    }
+    try {
+      String max =
+          java.nio.file.Files.readString(java.nio.file.Path.of("/sys/fs/cgroup/memory.max"))
+              .strip();
+      if (!max.equals("max")) {
+        total = Math.min(total, Long.parseLong(max));
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // no cgroup v2 limit here
+    }
+    return total;
+  }
+
   /** Uses what the hints allow: clairvoyant, importance, or frequency. */
   public static final String DEFAULT_POLICY = "auto";
 

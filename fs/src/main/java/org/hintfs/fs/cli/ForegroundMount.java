@@ -52,7 +52,7 @@ final class ForegroundMount {
             .cache(dir, c.cacheSize)
             .ramCacheBytes(Sizes.parse(c.ramCache, 0))
             .pageCacheReach(c.pageCacheReachBytes())
-            .writeQueueBytes(Sizes.parse(c.writeQueue, 0))
+            .writeQueueBytes(c.writeQueueBytes())
             .policy(c.policy)
             .fuse(c.debugFuse, c.fuseOptions)
             .tracePath(c.trace == null ? null : c.trace.toAbsolutePath())

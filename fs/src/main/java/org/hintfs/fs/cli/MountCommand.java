@@ -221,11 +221,32 @@ final class MountCommand implements Callable<Integer> {
   @Option(
       names = "--write-queue",
       paramLabel = "SIZE",
-      defaultValue = "128M",
+      defaultValue = "auto",
       description =
           "the most fetched bytes waiting for the disk cache's writer; when the disk is behind the"
-              + " source, more are served without being stored (default: ${DEFAULT-VALUE})")
+              + " source, more are served without being stored (default: auto, a thirty-second of"
+              + " the memory and at most a quarter of the heap, between 128M and 512M)")
   String writeQueue;
+
+  /** {@code --write-queue} in bytes, {@code auto} resolved. */
+  long writeQueueBytes() {
+    if (writeQueue.strip().equalsIgnoreCase("auto")) {
+      return org.hintfs.fs.MountConfig.autoWriteQueueBytes();
+    }
+    long b;
+    try {
+      b = writeQueue.strip().endsWith("%") ? 0 : Sizes.parse(writeQueue, 1);
+    } catch (IllegalArgumentException e) {
+      b = 0;
+    }
+    if (b < 1) {
+      throw new IllegalArgumentException(
+          "--write-queue must be a size of at least 1 byte (e.g. 512M) or auto, not '"
+              + writeQueue
+              + "'");
+    }
+    return b;
+  }
 
   @Option(
       names = "--policy",
@@ -423,10 +444,7 @@ final class MountCommand implements Callable<Integer> {
       }
       Sizes.parse(ramCache, 1);
       pageCacheReachBytes();
-      if (Sizes.parse(writeQueue, 1) < 1 || writeQueue.strip().endsWith("%")) {
-        throw new IllegalArgumentException(
-            "--write-queue must be a size of at least 1 byte, e.g. 128M, not '" + writeQueue + "'");
-      }
+      writeQueueBytes();
       Policies.create(policy, 1);
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());

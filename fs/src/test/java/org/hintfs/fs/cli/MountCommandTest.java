@@ -38,4 +38,26 @@ class MountCommandTest {
     assertThat(d.maxFetches()).isEqualTo(MountConfig.DEFAULT_MAX_FETCHES);
     assertThat(d.prefetchThreads()).isEqualTo(MountConfig.DEFAULT_MAX_FETCHES);
   }
+
+  @Test
+  void writeQueue_auto_isAThirtySecondOfMemory_atMostAQuarterOfTheHeap_within128MAnd512M() {
+    long g = 1L << 30;
+    long m = 1L << 20;
+    assertThat(MountConfig.autoWriteQueueBytes(24 * g, 6 * g)).isEqualTo(512 * m);
+    assertThat(MountConfig.autoWriteQueueBytes(8 * g, 2 * g)).isEqualTo(256 * m);
+    assertThat(MountConfig.autoWriteQueueBytes(2 * g, 512 * m)).isEqualTo(128 * m);
+    assertThat(MountConfig.autoWriteQueueBytes(64 * g, 1 * g)).isEqualTo(256 * m); // the heap's
+    assertThat(MountConfig.autoWriteQueueBytes(0, 4 * g)).isEqualTo(128 * m); // memory unknown
+    assertThat(parse("s3://b", "/mnt").writeQueueBytes())
+        .isEqualTo(MountConfig.autoWriteQueueBytes())
+        .isBetween(128 * m, 512 * m);
+    assertThat(parse("s3://b", "/mnt", "--write-queue", "64M").writeQueueBytes()).isEqualTo(64 * m);
+    for (String bad : new String[] {"0", "10%", "lots"}) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> parse("s3://b", "/mnt", "--write-queue", bad).writeQueueBytes())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("--write-queue must be")
+          .hasMessageContaining("'" + bad + "'");
+    }
+  }
 }
