@@ -85,7 +85,7 @@ public record MountConfig(
 
   /**
    * {@code --write-queue auto}: a thirty-second of the machine's memory (or of the daemon's cgroup
-   * limit, if lower) and at most a quarter of the heap (small payloads wait on it), between 128 MiB
+   * limit, if lower) and at most an eighth of the heap (small payloads wait on it), between 128 MiB
    * and 512 MiB. 512 MiB from 16 GiB of memory: there 8 readers of 8 shards on 2 cores had every
    * block stored once, where 128 MiB fetched 8-17% of them twice (BENCHMARKS.md, issue 38).
    */
@@ -97,7 +97,7 @@ public record MountConfig(
   public static long autoWriteQueueBytes(long memory, long maxHeap) {
     long min = org.hintfs.fs.store.LmdbStore.DEFAULT_QUEUE_LIMIT;
     long max = 512L << 20;
-    long q = Math.min(memory > 0 ? memory / 32 : min, maxHeap / 4);
+    long q = Math.min(memory > 0 ? memory / 32 : min, maxHeap / 8);
     return Math.max(min, Math.min(max, q));
   }
 

@@ -225,7 +225,7 @@ final class MountCommand implements Callable<Integer> {
       description =
           "the most fetched bytes waiting for the disk cache's writer; when the disk is behind the"
               + " source, more are served without being stored (default: auto, a thirty-second of"
-              + " the memory and at most a quarter of the heap, between 128M and 512M)")
+              + " the memory and at most an eighth of the heap, between 128M and 512M)")
   String writeQueue;
 
   /** {@code --write-queue} in bytes, {@code auto} resolved. */

@@ -40,13 +40,13 @@ class MountCommandTest {
   }
 
   @Test
-  void writeQueue_auto_isAThirtySecondOfMemory_atMostAQuarterOfTheHeap_within128MAnd512M() {
+  void writeQueue_auto_isAThirtySecondOfMemory_atMostAnEighthOfTheHeap_within128MAnd512M() {
     long g = 1L << 30;
     long m = 1L << 20;
     assertThat(MountConfig.autoWriteQueueBytes(24 * g, 6 * g)).isEqualTo(512 * m);
     assertThat(MountConfig.autoWriteQueueBytes(8 * g, 2 * g)).isEqualTo(256 * m);
     assertThat(MountConfig.autoWriteQueueBytes(2 * g, 512 * m)).isEqualTo(128 * m);
-    assertThat(MountConfig.autoWriteQueueBytes(64 * g, 1 * g)).isEqualTo(256 * m); // the heap's
+    assertThat(MountConfig.autoWriteQueueBytes(64 * g, 3 * g)).isEqualTo(384 * m); // the heap's
     assertThat(MountConfig.autoWriteQueueBytes(0, 4 * g)).isEqualTo(128 * m); // memory unknown
     assertThat(parse("s3://b", "/mnt").writeQueueBytes())
         .isEqualTo(MountConfig.autoWriteQueueBytes())
