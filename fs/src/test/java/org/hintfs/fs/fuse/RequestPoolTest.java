@@ -186,6 +186,42 @@ class RequestPoolTest {
     disk.countDown();
   }
 
+  /**
+   * An idle mount's watchdog sleeps (it ticked every 5 ms, 2% of a core, through hours of nothing),
+   * and the first request after it wakes it: an unmarked wait is still found.
+   */
+  @Test
+  void anIdlePoolsWatchdogSleeps_andTheNextRequestWakesIt_toFindAnUnmarkedWait() throws Exception {
+    start(1, 16);
+    CountDownLatch one = new CountDownLatch(1);
+    quick(1, one);
+    assertThat(one.await(5, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(JavaThreadLoop.Pool.IDLE_NANOS) + 500);
+    long before = pool.looks();
+    Thread.sleep(2_000);
+    // Ticking, it would have looked ~400 times; asleep, once a second.
+    assertThat(pool.looks() - before).as("the watchdog's looks in 2 s of idleness").isLessThan(5);
+    CountDownLatch disk = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    loop.requests.add(
+        () -> {
+          holding.countDown();
+          try {
+            disk.await(); // unmarked, the first request after the idle time
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue();
+    CountDownLatch served = new CountDownLatch(100);
+    quick(100, served);
+    assertThat(served.await(5, TimeUnit.SECONDS))
+        .as("requests behind an unmarked wait after idleness are served while it waits")
+        .isTrue();
+    assertThat(pool.stalls()).isPositive();
+    disk.countDown();
+  }
+
   @Test
   void afterABurstOfWaits_oneThreadReadsAgain_andTheOthersPark() throws Exception {
     start(1, 64);
