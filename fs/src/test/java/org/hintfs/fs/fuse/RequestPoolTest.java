@@ -165,18 +165,32 @@ class RequestPoolTest {
   @Test
   void anUnmarkedWait_isFoundByTheWatchdog_andTheRequestsBehindItAreServed() throws Exception {
     start(1, 16);
+    CountDownLatch disk = holdUnmarked();
+    assertServedBehindAndStallFound(disk);
+  }
+
+  /**
+   * Queues a request that waits, unmarked (a page of the map read from a slow disk), until the
+   * returned latch opens; returns once it holds its thread.
+   */
+  CountDownLatch holdUnmarked() throws InterruptedException {
     CountDownLatch disk = new CountDownLatch(1);
     CountDownLatch holding = new CountDownLatch(1);
     loop.requests.add(
         () -> {
           holding.countDown();
           try {
-            disk.await(); // a wait nobody marked: a page of the map read from a slow disk
+            disk.await();
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
         });
     assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue();
+    return disk;
+  }
+
+  /** 100 requests queued behind the unmarked wait are served while it waits; then it ends. */
+  void assertServedBehindAndStallFound(CountDownLatch disk) throws InterruptedException {
     CountDownLatch served = new CountDownLatch(100);
     quick(100, served);
     assertThat(served.await(5, TimeUnit.SECONDS))
@@ -201,25 +215,8 @@ class RequestPoolTest {
     Thread.sleep(2_000);
     // Ticking, it would have looked ~400 times; asleep, once a second.
     assertThat(pool.looks() - before).as("the watchdog's looks in 2 s of idleness").isLessThan(5);
-    CountDownLatch disk = new CountDownLatch(1);
-    CountDownLatch holding = new CountDownLatch(1);
-    loop.requests.add(
-        () -> {
-          holding.countDown();
-          try {
-            disk.await(); // unmarked, the first request after the idle time
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        });
-    assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue();
-    CountDownLatch served = new CountDownLatch(100);
-    quick(100, served);
-    assertThat(served.await(5, TimeUnit.SECONDS))
-        .as("requests behind an unmarked wait after idleness are served while it waits")
-        .isTrue();
-    assertThat(pool.stalls()).isPositive();
-    disk.countDown();
+    CountDownLatch disk = holdUnmarked(); // the first request after the idle time
+    assertServedBehindAndStallFound(disk);
   }
 
   @Test
