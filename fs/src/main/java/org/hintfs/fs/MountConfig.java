@@ -103,28 +103,7 @@ public record MountConfig(
 
   /** MemTotal, or the cgroup's (v2) memory limit if lower; 0 if neither can be read. */
   static long machineMemory() {
-    long total = 0;
-    try {
-      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
-        if (line.startsWith("MemTotal:")) {
-          total = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-          break;
-        }
-      }
-    } catch (java.io.IOException | RuntimeException e) {
-      return 0;
-    }
-    try {
-      String max =
-          java.nio.file.Files.readString(java.nio.file.Path.of("/sys/fs/cgroup/memory.max"))
-              .strip();
-      if (!max.equals("max")) {
-        total = Math.min(total, Long.parseLong(max));
-      }
-    } catch (java.io.IOException | RuntimeException e) {
-      // no cgroup v2 limit here
-    }
-    return total;
+    return org.hintfs.fs.concurrent.MachineMemory.withinCgroup("MemTotal");
   }
 
   /** Uses what the hints allow: clairvoyant, importance, or frequency. */

@@ -1,2 +1,5 @@
-/** Concurrency helpers shared by the layers of {@code fs} (imports nothing of hintfs). */
+/**
+ * Concurrency helpers shared by the layers of {@code fs}, and what Linux says of this process's
+ * threads and this machine's memory (imports nothing of hintfs).
+ */
 package org.hintfs.fs.concurrent;

@@ -1,8 +1,5 @@
 package org.hintfs.fs.serve;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -105,25 +102,6 @@ final class PageCacheWindow {
    * limit. 0 when neither can be read.
    */
   static long memoryReach() {
-    long available = 0;
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-        if (line.startsWith("MemAvailable:")) {
-          available = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-          break;
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      return 0;
-    }
-    try {
-      String max = Files.readString(Path.of("/sys/fs/cgroup/memory.max")).strip();
-      if (!max.equals("max")) {
-        available = Math.min(available, Long.parseLong(max));
-      }
-    } catch (IOException | RuntimeException e) {
-      // no cgroup v2 limit here
-    }
-    return available;
+    return org.hintfs.fs.concurrent.MachineMemory.withinCgroup("MemAvailable");
   }
 }

@@ -157,15 +157,15 @@ public final class LmdbStore implements AutoCloseable {
 
   /**
    * {@code b} as a payload for {@link #put}; from {@link #OFF_HEAP_MIN} up, sharing {@code shared}
-   * if that is a native copy of {@code b} still held (the RAM tier's: one reference more, released
-   * as the payload is), else copied outside the heap. A block both waiting for the writer and in
-   * the RAM tier is then one copy in memory, not two, and is not copied again to be queued.
+   * (a native copy of {@code b}, or null) if it is still held (the RAM tier's: one reference more,
+   * released as the payload is), else copied outside the heap. A block both waiting for the writer
+   * and in the RAM tier is then one copy in memory, not two, and is not copied again to be queued.
    */
   Payload payload(byte[] b, NativeBytes shared) {
     if (b.length < OFF_HEAP_MIN) {
       return new Payload(b, null);
     }
-    if (shared != null && shared.length() == b.length && shared.acquire()) {
+    if (shared != null && shared.acquire()) {
       return new Payload(b, shared, queuedShared);
     }
     return new Payload(b, queuedNative);

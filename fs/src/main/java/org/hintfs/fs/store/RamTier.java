@@ -93,12 +93,16 @@ final class RamTier implements Tier {
   }
 
   /**
-   * Block {@code block} of file {@code id} with one reference for the caller, or null if not held:
-   * not an access (a block read ahead is accessed when its reader reads it).
+   * Block {@code block} of file {@code id} with one reference for the caller, or null if not held
+   * or not {@code length} bytes long (another version's): not an access (a block read ahead is
+   * accessed when its reader reads it).
    */
-  NativeBytes holdQuietly(int id, int block) {
+  NativeBytes holdQuietly(int id, int block, int length) {
     NativeBytes e = ram.policy().getIfPresentQuietly(Unit.ramKey(id, block));
-    return e != null && e.acquire() ? e : null;
+    if (e == null || e.length() != length || !e.acquire()) {
+      return null;
+    }
+    return e;
   }
 
   /** The unit's bytes if held, leaving a promoted one in place. */

@@ -151,9 +151,7 @@ public final class TieredCache implements AutoCloseable {
       return;
     }
     NativeBytes held =
-        shared != null && shared.length() == b.length && shared.acquire()
-            ? shared
-            : NativeBytes.copyOf(b, owedCopies);
+        shared != null && shared.acquire() ? shared : NativeBytes.copyOf(b, owedCopies);
     if (held == null) {
       return; // no memory for it: a later read fetches it
     }
@@ -620,7 +618,7 @@ public final class TieredCache implements AutoCloseable {
       // A large unit waits for the writer (and, refused, to be offered again) as the RAM tier's
       // copy, one reference more on it, rather than as one more copy of its own.
       NativeBytes inRam =
-          b.length >= LmdbStore.OFF_HEAP_MIN ? ram.holdQuietly(u.id(), u.block()) : null;
+          b.length >= LmdbStore.OFF_HEAP_MIN ? ram.holdQuietly(u.id(), u.block(), b.length) : null;
       try {
         if (disk.offer(u, b, inRam) && peers == null && !u.forPeer() && isBlocked(u.id())) {
           owe(u, b, inRam);
@@ -790,11 +788,8 @@ public final class TieredCache implements AutoCloseable {
    */
   public Fetched readAhead(int id, int block) throws IOException {
     byte[] b = read(id, block, false, false, false, FetchGate.Priority.PREFETCH);
-    NativeBytes e = ram.holdQuietly(id, block);
-    if (e == null || e.length() != b.length) {
-      if (e != null) {
-        e.release();
-      }
+    NativeBytes e = ram.holdQuietly(id, block, b.length);
+    if (e == null) {
       return new Fetched(null, b);
     }
     MappedBlock m = mappedBlock(id, block);
