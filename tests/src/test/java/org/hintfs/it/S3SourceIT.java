@@ -110,6 +110,16 @@ class S3SourceIT {
         assertThat(got).hasSize(expect);
         assertThat(ByteBuffer.wrap(got)).isEqualTo(ByteBuffer.wrap(big, off, expect));
       }
+      // Into native memory (a block read ahead): through small chunks, every byte, the position
+      // moved by what was read, short only at the end.
+      for (int off : new int[] {0, 12_345, big.length - 200_000}) {
+        ByteBuffer direct = ByteBuffer.allocateDirect(300_000);
+        direct.position(7);
+        int want = Math.min(direct.remaining(), big.length - off);
+        assertThat(src.read("big/shard-0.tar", tag, off, direct)).isEqualTo(want);
+        assertThat(direct.position()).isEqualTo(7 + want);
+        assertThat(direct.flip().position(7)).isEqualTo(ByteBuffer.wrap(big, off, want));
+      }
       assertThat(src.read("big/shard-0.tar", tag, big.length + 10, ByteBuffer.allocate(10)))
           .isZero();
       assertThat(src.stat("train").directory()).isTrue();

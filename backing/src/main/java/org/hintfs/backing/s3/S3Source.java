@@ -314,15 +314,27 @@ public final class S3Source implements DatasetSource {
     return got;
   }
 
+  /** The most of a body copied through the heap at once into a buffer without an array. */
+  private static final int CHUNK = 64 << 10;
+
   /**
    * Reads up to {@code want} bytes of the body into {@code dst}, straight into its array when it
-   * has one (one copy from the socket); returns how many.
+   * has one (one copy from the socket), else (native memory) through a small array, never one the
+   * body's size; returns how many.
    */
   private static int readInto(InputStream in, ByteBuffer dst, int want) throws IOException {
     if (!dst.hasArray()) {
-      byte[] buf = in.readNBytes(want);
-      dst.put(buf);
-      return buf.length;
+      byte[] chunk = new byte[Math.min(want, CHUNK)];
+      int n = 0;
+      while (n < want) {
+        int r = in.read(chunk, 0, Math.min(chunk.length, want - n));
+        if (r < 0) {
+          break;
+        }
+        dst.put(chunk, 0, r);
+        n += r;
+      }
+      return n;
     }
     byte[] a = dst.array();
     int at = dst.arrayOffset() + dst.position();

@@ -276,7 +276,9 @@ public final class CacheIndex {
   /**
    * {@link #admit(int, int, String, long, CacheKey, byte[], boolean)} of a payload that may share
    * {@code shared}, a native copy of it the caller holds (the RAM tier's): a large one then waits
-   * for the writer as that copy, not as one of its own. The caller keeps its reference.
+   * for the writer as that copy, not as one of its own. The caller keeps its reference. {@code
+   * payload} null: the unit is in {@code shared} only (fetched straight into native memory, or
+   * owed), which the payload shares whatever its size, its checksum computed there.
    */
   boolean admit(
       int id,
@@ -292,7 +294,14 @@ public final class CacheIndex {
     }
     // Its copy and checksum outside the lock; none for a unit the writer's queue will refuse.
     LmdbStore.Payload p =
-        store.hasRoom(payload.length) ? store.payload(payload, shared) : LmdbStore.onHeap(payload);
+        payload == null
+            ? store.payload(shared)
+            : store.hasRoom(payload.length)
+                ? store.payload(payload, shared)
+                : LmdbStore.onHeap(payload);
+    if (p == null) {
+      return false; // in native memory only, and freed meanwhile (the caller holds a reference)
+    }
     try {
       return admit(id, block, path, vh, key, p, guest);
     } finally {

@@ -88,7 +88,8 @@ final class DiskTier implements Tier {
 
   /**
    * {@link #offer(Unit, byte[])} of bytes of which {@code shared} is a native copy the caller holds
-   * (or null): a large unit waits for the writer as that copy ({@link CacheIndex#admit}).
+   * (or null): a large unit waits for the writer as that copy ({@link CacheIndex#admit}). {@code
+   * bytes} null: the unit is in {@code shared} only (fetched straight into it, or owed).
    */
   boolean offer(Unit u, byte[] bytes, NativeBytes shared) {
     return index.admit(

@@ -35,9 +35,40 @@ final class Fetcher {
     byte[] run() throws IOException;
   }
 
+  /** A load whose result is an array or {@link Landed} bytes in native memory. */
+  interface AnyLoad {
+    Object run() throws IOException;
+  }
+
+  /**
+   * A unit a load fetched straight into native memory (the RAM tier keeps it too, if it would): the
+   * load's own reference goes to the first caller to {@link #claim} it (the load's caller, as a
+   * rule), the others take one of their own.
+   */
+  static final class Landed {
+    private final NativeBytes bytes;
+    private final java.util.concurrent.atomic.AtomicBoolean claimed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    Landed(NativeBytes bytes) {
+      this.bytes = bytes;
+    }
+
+    /**
+     * The bytes with one reference for the caller to release, or null if they were freed before
+     * this caller (not the first) could take one.
+     */
+    NativeBytes claim() {
+      if (claimed.compareAndSet(false, true)) {
+        return bytes;
+      }
+      return bytes.acquire() ? bytes : null;
+    }
+  }
+
   /** One load under way: its result, and whether a reader waits for it. */
   private static final class Flight {
-    final CompletableFuture<byte[]> result = new CompletableFuture<>();
+    final CompletableFuture<Object> result = new CompletableFuture<>();
     final long started = System.nanoTime();
     volatile boolean demanded;
   }
@@ -105,6 +136,32 @@ final class Fetcher {
    * waits for it (a reader waiting for a prefetch promotes it).
    */
   byte[] fetch(long key, Load load, FetchGate.Priority priority) throws IOException {
+    for (; ; ) {
+      Object r = fetchAny(key, load::run, priority);
+      if (r instanceof byte[] b) {
+        return b;
+      }
+      // Joined a load that fetched into native memory: a copy of its own for this caller.
+      NativeBytes n = ((Landed) r).claim();
+      if (n != null) {
+        try {
+          byte[] b = n.copy();
+          if (b != null) {
+            return b;
+          }
+        } finally {
+          n.release();
+        }
+      }
+      // Freed before this caller got to it: again (the load looks in the near tiers first).
+    }
+  }
+
+  /**
+   * {@link #fetch(long, Load, FetchGate.Priority)} of a load that may land its unit in native
+   * memory: the result is an array or {@link Landed}, which the caller must {@link Landed#claim}.
+   */
+  Object fetchAny(long key, AnyLoad load, FetchGate.Priority priority) throws IOException {
     // A request thread waits on the source from here: another takes its place reading requests.
     Blocking.begin();
     try {
@@ -114,7 +171,8 @@ final class Fetcher {
     }
   }
 
-  private byte[] fetchOrJoin(long key, Load load, FetchGate.Priority priority) throws IOException {
+  private Object fetchOrJoin(long key, AnyLoad load, FetchGate.Priority priority)
+      throws IOException {
     Flight mine = new Flight();
     mine.demanded = priority == FetchGate.Priority.DEMAND;
     Flight running = inflight.putIfAbsent(key, mine);
@@ -127,7 +185,7 @@ final class Fetcher {
       return await(running.result);
     }
     try {
-      byte[] b = withRetries(load, priority, mine);
+      Object b = withRetries(load, priority, mine);
       mine.result.complete(b);
       return b;
     } catch (IOException | RuntimeException | Error e) {
@@ -147,7 +205,7 @@ final class Fetcher {
     }
   }
 
-  private byte[] withRetries(Load load, FetchGate.Priority priority, Flight flight)
+  private Object withRetries(AnyLoad load, FetchGate.Priority priority, Flight flight)
       throws IOException {
     for (int attempt = 0; ; attempt++) {
       FetchGate.Priority ran;
@@ -159,7 +217,7 @@ final class Fetcher {
       }
       try {
         long t0 = System.nanoTime();
-        byte[] b = load.run();
+        Object b = load.run();
         long t1 = System.nanoTime();
         latency.answered(t1 - t0);
         lastAnswer = t1;
@@ -209,7 +267,7 @@ final class Fetcher {
     }
   }
 
-  private static byte[] await(CompletableFuture<byte[]> f) throws IOException {
+  private static Object await(CompletableFuture<Object> f) throws IOException {
     try {
       return f.get();
     } catch (InterruptedException e) {

@@ -114,6 +114,16 @@ public final class LmdbStore implements AutoCloseable {
       count.addAndGet(length);
     }
 
+    /** A payload that shares {@code shared} (a reference taken on it), its CRC32C from there. */
+    private Payload(NativeBytes shared, java.util.concurrent.atomic.AtomicLong count) {
+      this.length = shared.length();
+      this.off = shared;
+      this.heap = null;
+      this.crc = StoredValue.crc(shared);
+      this.sharedCount = count;
+      count.addAndGet(length);
+    }
+
     /** A heap copy of the payload (the array itself on the heap), or null if freed meanwhile. */
     byte[] bytes() {
       return heap != null ? heap : off.copy();
@@ -169,6 +179,15 @@ public final class LmdbStore implements AutoCloseable {
       return new Payload(b, shared, queuedShared);
     }
     return new Payload(b, queuedNative);
+  }
+
+  /**
+   * A unit in native memory (fetched straight into it, or owed) as a payload for {@link #put},
+   * sharing it whatever its size: one reference more, released as the payload is; null if it was
+   * freed meanwhile. The caller holds a reference while this runs.
+   */
+  Payload payload(NativeBytes shared) {
+    return shared.acquire() ? new Payload(shared, queuedShared) : null;
   }
 
   /** {@code b} as a payload left on the heap (no copy, no checksum until the writer's). */

@@ -47,21 +47,41 @@ final class NativeBytes {
    * from now until they are freed.
    */
   static NativeBytes copyOf(byte[] b, AtomicLong held) {
-    if (b.length == 0) {
+    NativeBytes e = allocate(b.length, held);
+    if (e != null && b.length > 0) {
+      IO.putByteArray(e.address, b, 0, b.length);
+    }
+    return e;
+  }
+
+  /**
+   * {@code length} bytes of native memory, not yet written, holding one reference, or null if the
+   * memory could not be had; {@code held} counts them from now until they are freed. Filled through
+   * {@link #buffer} (a fetch read straight into it) before anyone else may see it.
+   */
+  static NativeBytes allocate(int length, AtomicLong held) {
+    if (length == 0) {
       return new NativeBytes(0, 0, held);
     }
     long a;
     try {
-      a = IO.allocateMemory(b.length, false);
+      a = IO.allocateMemory(length, false);
     } catch (OutOfMemoryError e) {
       return null;
     }
     if (a == 0) {
       return null;
     }
-    IO.putByteArray(a, b, 0, b.length);
-    held.addAndGet(b.length);
-    return new NativeBytes(a, b.length, held);
+    held.addAndGet(length);
+    return new NativeBytes(a, length, held);
+  }
+
+  /**
+   * A direct buffer over the bytes, position 0, limit the length; valid only while the caller holds
+   * a reference (it does not keep the memory).
+   */
+  java.nio.ByteBuffer buffer() {
+    return length == 0 ? java.nio.ByteBuffer.allocate(0) : IO.newDirectByteBuffer(address, length);
   }
 
   /** The unit's length in bytes. */

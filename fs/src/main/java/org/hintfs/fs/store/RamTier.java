@@ -137,6 +137,24 @@ final class RamTier implements Tier {
     }
   }
 
+  /**
+   * Native memory for a unit about to be fetched straight into it ({@link NativeBytes#allocate}),
+   * counted with the tier's own ({@link #nativeBytes}); null if none could be had.
+   */
+  NativeBytes allocate(int length) {
+    return NativeBytes.allocate(length, held);
+  }
+
+  /**
+   * Keeps {@code e}, a unit's bytes the caller made and still holds a reference on, with one
+   * reference more for the tier: no copy.
+   */
+  void adopt(Unit u, NativeBytes e) {
+    if (bytes > 0 && e.acquire()) {
+      ram.put(u.ramKey(), e);
+    }
+  }
+
   /** Holds a unit read from disk ahead of a predicted open, until that open's read takes it. */
   void promote(Unit u, byte[] b) {
     NativeBytes e = bytes > 0 ? NativeBytes.copyOf(b, held) : null;
@@ -159,6 +177,19 @@ final class RamTier implements Tier {
     boolean had = ram.asMap().remove(rk) != null;
     promoted.remove(rk);
     return had;
+  }
+
+  /**
+   * Drops block {@code block} of file {@code id} if its entry is still {@code e} (not a later copy
+   * put in its place); true if it was.
+   */
+  boolean evict(int id, int block, NativeBytes e) {
+    long rk = Unit.ramKey(id, block);
+    if (!ram.asMap().remove(rk, e)) {
+      return false;
+    }
+    promoted.remove(rk);
+    return true;
   }
 
   /** Native bytes held for entries now, including any a reader still copies out of. */

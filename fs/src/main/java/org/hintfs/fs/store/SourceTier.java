@@ -22,11 +22,38 @@ final class SourceTier implements Tier {
 
   @Override
   public byte[] get(Unit u) throws IOException {
+    byte[] b = new byte[u.length()];
+    fill(u, ByteBuffer.wrap(b));
+    return b;
+  }
+
+  /**
+   * The unit read straight into native memory from {@code allocate} (one reference, the caller's),
+   * no Java array made for it; null if no memory could be had (the caller then uses {@link #get}).
+   */
+  NativeBytes getNative(Unit u, java.util.function.IntFunction<NativeBytes> allocate)
+      throws IOException {
+    NativeBytes e = allocate.apply(u.length());
+    if (e == null) {
+      return null;
+    }
+    boolean filled = false;
+    try {
+      fill(u, e.buffer());
+      filled = true;
+      return e;
+    } finally {
+      if (!filled) {
+        e.release();
+      }
+    }
+  }
+
+  /** Fills {@code buf} (the unit's length) from the source, counted as a miss. */
+  private void fill(Unit u, ByteBuffer buf) throws IOException {
     stats.misses.increment();
     long offset = (long) u.block() * blockSize;
     int length = u.length();
-    byte[] b = new byte[length];
-    ByteBuffer buf = ByteBuffer.wrap(b);
     long t0 = System.nanoTime();
     while (buf.hasRemaining()) {
       int n = source.read(u.path(), u.version(), offset + buf.position(), buf);
@@ -40,6 +67,5 @@ final class SourceTier implements Tier {
       throw new IOException(
           "short read of " + u.path() + ": " + buf.position() + " of " + length + " bytes");
     }
-    return b;
   }
 }

@@ -43,6 +43,16 @@ final class StoredValue {
     return (int) crc.getValue();
   }
 
+  /**
+   * The CRC32C of a payload in native memory, computed where it lies; the caller holds a reference
+   * on it.
+   */
+  static int crc(NativeBytes payload) {
+    CRC32C crc = new CRC32C();
+    crc.update(payload.buffer());
+    return (int) crc.getValue();
+  }
+
   /** {@link #write}, its CRC32C ({@link #crc}) computed before. */
   static void write(ByteBuffer dst, CacheKey key, long versionHash, int crc, byte[] payload) {
     header(dst, key, versionHash, crc, payload.length).put(payload);

@@ -147,15 +147,18 @@ public final class TieredCache implements AutoCloseable {
    * own.
    */
   private void owe(Unit u, byte[] b, NativeBytes shared) {
-    if (b.length > owedMax) {
+    int length = b != null ? b.length : shared.length();
+    if (length > owedMax) {
       return;
     }
     NativeBytes held =
-        shared != null && shared.acquire() ? shared : NativeBytes.copyOf(b, owedCopies);
+        shared != null && shared.acquire()
+            ? shared
+            : b == null ? null : NativeBytes.copyOf(b, owedCopies);
     if (held == null) {
       return; // no memory for it: a later read fetches it
     }
-    owedBytes.addAndGet(b.length);
+    owedBytes.addAndGet(length);
     owed.addLast(new Owed(u, held));
     while (owedBytes.get() > owedMax) {
       Owed oldest = owed.pollFirst();
@@ -196,11 +199,7 @@ public final class TieredCache implements AutoCloseable {
           o = null;
           return;
         }
-        byte[] b = o.bytes().copy();
-        if (b == null) {
-          continue;
-        }
-        if (disk.offer(now, b, o.bytes())) {
+        if (disk.offer(now, null, o.bytes())) {
           owed.addFirst(o); // still behind: the next commit tries again
           o = null;
           return;
@@ -613,6 +612,12 @@ public final class TieredCache implements AutoCloseable {
     if (b == null) {
       b = sourceTier.get(u);
     }
+    offer(u, b);
+    return b;
+  }
+
+  /** Offers {@code b}, just fetched, to the RAM tier and the disk (or, with none, the index). */
+  private void offer(Unit u, byte[] b) {
     ram.put(u, b);
     if (disk != null) {
       // A large unit waits for the writer (and, refused, to be offered again) as the RAM tier's
@@ -635,7 +640,6 @@ public final class TieredCache implements AutoCloseable {
       boolean guest = peers != null && !u.forPeer() && !peers.isHome(u.id());
       index.admit(u.id(), u.block(), u.path(), u.versionHash(), u.key(), b, guest);
     }
-    return b;
   }
 
   /** Files stored as guests: copies of samples another member of the cluster is home to. */
@@ -787,14 +791,120 @@ public final class TieredCache implements AutoCloseable {
    * #servedBlock}).
    */
   public Fetched readAhead(int id, int block) throws IOException {
+    if (fetchesIntoRam(id, block)) {
+      Fetched f = readAheadIntoRam(id, block);
+      if (f != null) {
+        return f;
+      }
+    }
     byte[] b = read(id, block, false, false, false, FetchGate.Priority.PREFETCH);
+    return heldAhead(id, block, b);
+  }
+
+  /** A block read ahead as an array {@code b}: held where the RAM tier put it, if it did. */
+  private Fetched heldAhead(int id, int block, byte[] b) {
     NativeBytes e = ram.holdQuietly(id, block, b.length);
     if (e == null) {
       return new Fetched(null, b);
     }
+    return heldAhead(id, block, e);
+  }
+
+  /** A block read ahead, held in native memory with the caller's reference on {@code e}. */
+  private Fetched heldAhead(int id, int block, NativeBytes e) {
     MappedBlock m = mappedBlock(id, block);
     m.holdRam(e);
+    m.whenDone(() -> leaveRamIfStored(id, block, e));
     return new Fetched(m, null);
+  }
+
+  /**
+   * True if a block read ahead is fetched straight into native memory: a large block (1 MiB and up)
+   * with a RAM tier and a disk tier to take it, outside a cluster (a peer's answer comes as an
+   * array).
+   */
+  private boolean fetchesIntoRam(int id, int block) {
+    return disk != null
+        && peers == null
+        && ram.enabled()
+        && isBlocked(id)
+        && units.length(id, block) >= LmdbStore.OFF_HEAP_MIN;
+  }
+
+  /**
+   * {@link #readAhead} of a block not in RAM or on disk, its GET's body read straight into native
+   * memory that the RAM tier keeps and the writer's queue shares: no 4 MiB array on the heap, no
+   * copy of one into the tier (young collections and the copy took about a tenth of a warm daemon's
+   * first read, BENCHMARKS.md). Null if it is near after all, or a joined fetch's bytes were freed:
+   * the usual way then.
+   */
+  private Fetched readAheadIntoRam(int id, int block) throws IOException {
+    if (ram.contains(id, block) || index.isStored(id, block)) {
+      return null;
+    }
+    Unit u =
+        block == 0
+            ? keys.whole(id, units.length(id, 0))
+            : new Unit(catalog, id, block, units.length(id, block), false);
+    Object r =
+        fetcher.fetchAny(u.ramKey(), () -> fetchIntoRamAndOffer(u), FetchGate.Priority.PREFETCH);
+    if (r instanceof byte[] b) {
+      return heldAhead(id, block, b); // joined a fetch into an array, or found it near
+    }
+    NativeBytes e = ((Fetcher.Landed) r).claim();
+    return e == null ? null : heldAhead(id, block, e);
+  }
+
+  /**
+   * {@link #fetchAndOffer} of a unit fetched straight into native memory: the RAM tier adopts it,
+   * the writer's queue (or the owed blocks) shares it. An array if it was found near, or no native
+   * memory could be had.
+   */
+  private Object fetchIntoRamAndOffer(Unit u) throws IOException {
+    byte[] done = ram.peek(u.id(), u.block());
+    if (done == null) {
+      done = disk.get(u);
+    }
+    if (done != null) {
+      return done;
+    }
+    NativeBytes e = sourceTier.getNative(u, ram::allocate);
+    if (e == null) {
+      byte[] b = sourceTier.get(u);
+      offer(u, b);
+      return b;
+    }
+    boolean handed = false;
+    try {
+      ram.adopt(u, e);
+      if (disk.offer(u, null, e) && !u.forPeer() && isBlocked(u.id())) {
+        owe(u, null, e);
+      } else if (!owed.isEmpty() && !store.healthy()) {
+        forgiveAll(); // the store went down: nothing held will be stored
+      }
+      handed = true;
+      return new Fetcher.Landed(e);
+    } finally {
+      if (!handed) {
+        e.release();
+      }
+    }
+  }
+
+  /**
+   * A block read ahead whose reader is done with it leaves the RAM tier if the disk holds it (or
+   * its writer's queue does): a sequential reader reads each block once, its pages stay in the
+   * kernel's page cache and on disk, and a third copy kept here only pushed the tier's other
+   * entries out and made the daemon touch the tier's whole size in new memory on a large file's
+   * first read (memory this VM's host had taken back costs a fault per page on its first touch).
+   * Freed as it leaves, the block's memory is malloc's again for the next block fetched. One
+   * another copy replaced in the tier meanwhile stays; one not stored (declined, or owed to a full
+   * queue) stays too, so that a reader coming back to it does not fetch it again.
+   */
+  private void leaveRamIfStored(int id, int block, NativeBytes e) {
+    if (disk != null && index.isStored(id, block) && ram.evict(id, block, e)) {
+      stats.readAheadLeftRam.increment();
+    }
   }
 
   /**

@@ -241,6 +241,101 @@ class TieredCacheTest {
     }
   }
 
+  /**
+   * A large block read ahead comes straight into native memory: the source fills a direct buffer,
+   * never an array; the RAM tier, the writer's queue, the owed blocks and the reader share that one
+   * copy; its stored checksum is its bytes' (a new cache reads it back from disk, no miss, nothing
+   * corrupt). Once its reader is done with it and it is stored, it leaves the RAM tier and is
+   * freed.
+   */
+  @Test
+  void largeBlocksReadAhead_landInNativeMemory_sharedByAll_andLeaveRamOnceReadAndStored()
+      throws Exception {
+    int block = LmdbStore.OFF_HEAP_MIN;
+    LargeFile f = new LargeFile("shards/native.tar", 6 * block, 36);
+    BufferKinds src = new BufferKinds(f.src);
+    TieredCache.Config cfg =
+        new TieredCache.Config(1 << 30, "test", 16L << 20, LIMIT, block, 16, 3L * block);
+    List<TieredCache.Fetched> got = new ArrayList<>();
+    try (TieredCache c = open(src, f.cat, tmp.resolve("native"), cfg)) {
+      try (var stalled = c.store().holdWriteLock()) {
+        for (int b = 0; b < 6; b++) {
+          TieredCache.Fetched g = c.readAhead(f.id, b);
+          got.add(g);
+          assertThat(g.bytes()).as("no array handed over").isNull();
+          assertThat(g.held()).isNotNull();
+        }
+        assertThat(src.heap.get()).as("reads into an array").isZero();
+        assertThat(src.direct.get()).isGreaterThanOrEqualTo(6);
+        assertThat(c.store().queuedSharedBytes()).isEqualTo(3L * block);
+        assertThat(c.store().queuedNativeBytes()).isZero();
+        assertThat(c.owedBlocks()).isEqualTo(3);
+        assertThat(c.owedCopyBytes()).isZero();
+        assertThat(c.ramNativeBytes()).as("one copy of each block").isEqualTo(6L * block);
+      }
+      awaitRepaid(c);
+      assertThat(c.stats().writeQueueRepaid.sum()).isEqualTo(3);
+      for (int b = 0; b < 6; b++) {
+        byte[] out = new byte[block];
+        assertThat(
+                c.copyOut(
+                    got.get(b).held(),
+                    0,
+                    block,
+                    false,
+                    (address, n) ->
+                        com.kenai.jffi.MemoryIO.getInstance().getByteArray(address, out, 0, n)))
+            .isTrue();
+        assertThat(out).isEqualTo(Arrays.copyOfRange(f.bytes, b * block, (b + 1) * block));
+      }
+      assertThat(c.stats().readAheadLeftRam.sum()).isZero();
+      got.forEach(TieredCache.Fetched::discard); // the reader is done with them
+      assertThat(c.stats().readAheadLeftRam.sum()).isEqualTo(6);
+      assertThat(c.ramNativeBytes()).as("left the tier, freed").isZero();
+    }
+    try (TieredCache again = open(f.src, f.cat, tmp.resolve("native"), cfg)) {
+      assertThat(readFile(again, f.cat, f.id, block)).isEqualTo(f.bytes);
+      assertThat(again.misses()).isZero();
+      assertThat(again.stats().corrupt.sum()).isZero();
+    }
+  }
+
+  /** A source that counts the reads it is asked to put into an array and into native memory. */
+  private static final class BufferKinds implements org.hintfs.backing.DatasetSource {
+    final org.hintfs.backing.DatasetSource src;
+    final java.util.concurrent.atomic.AtomicInteger heap =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger direct =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    BufferKinds(org.hintfs.backing.DatasetSource src) {
+      this.src = src;
+    }
+
+    @Override
+    public String describe() {
+      return src.describe();
+    }
+
+    @Override
+    public void list(java.util.function.Consumer<org.hintfs.backing.SourceObject> sink)
+        throws IOException {
+      src.list(sink);
+    }
+
+    @Override
+    public org.hintfs.backing.SourceObject stat(String path) throws IOException {
+      return src.stat(path);
+    }
+
+    @Override
+    public int read(String path, String version, long offset, java.nio.ByteBuffer dst)
+        throws IOException {
+      (dst.isDirect() ? direct : heap).incrementAndGet();
+      return src.read(path, version, offset, dst);
+    }
+  }
+
   /** A source of one large file of {@code length} random bytes, its catalog and id. */
   private static final class LargeFile {
     final InMemorySource src = new InMemorySource("mem:test");
