@@ -311,11 +311,6 @@ final class MountCounters {
             "read_ahead_dropped",
             "blocks read ahead and dropped unread (a seek, a close)",
             fs::readAheadDropped),
-        counter(
-            "read_ahead_left_ram",
-            "read_ahead_left_ram",
-            "blocks read ahead that left the RAM tier once read, the disk holding them",
-            c.stats().readAheadLeftRam::sum),
         gauge(
             null,
             "epoch_coverage",

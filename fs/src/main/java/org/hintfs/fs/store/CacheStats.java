@@ -55,9 +55,6 @@ public final class CacheStats {
    */
   public final LongAdder diskReadAhead = new LongAdder();
 
-  /** Blocks read ahead that left the RAM tier once their reader was done and the disk held them. */
-  public final LongAdder readAheadLeftRam = new LongAdder();
-
   public final LongAdder evictions = new LongAdder();
 
   /** Files removed by an admin's {@code evict} (also counted in {@link #evictions}). */

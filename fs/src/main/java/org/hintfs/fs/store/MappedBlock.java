@@ -28,12 +28,6 @@ public final class MappedBlock implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicReference<NativeBytes> ram =
       new java.util.concurrent.atomic.AtomicReference<>();
 
-  /**
-   * Run once at {@link #close}, after the handle's reference is given up (a block read ahead:
-   * {@link TieredCache#readAhead} lets the RAM tier's copy go once it is stored), or null.
-   */
-  private volatile Runnable whenDone;
-
   private record Seen(long address, int crc) {}
 
   MappedBlock(Unit unit) {
@@ -60,11 +54,6 @@ public final class MappedBlock implements AutoCloseable {
     return ram.compareAndSet(null, e);
   }
 
-  /** Runs {@code r} once when the handle is done with the block ({@link #close}). */
-  void whenDone(Runnable r) {
-    whenDone = r;
-  }
-
   /** The RAM tier's bytes this block holds, or null. */
   NativeBytes ram() {
     return ram.get();
@@ -76,11 +65,6 @@ public final class MappedBlock implements AutoCloseable {
     NativeBytes e = ram.getAndSet(null);
     if (e != null) {
       e.release();
-      Runnable r = whenDone;
-      whenDone = null;
-      if (r != null) {
-        r.run();
-      }
     }
   }
 }

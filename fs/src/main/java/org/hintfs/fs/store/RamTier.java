@@ -180,19 +180,9 @@ final class RamTier implements Tier {
   }
 
   /**
-   * Drops block {@code block} of file {@code id} if its entry is still {@code e} (not a later copy
-   * put in its place); true if it was.
+   * Native bytes held for entries now, including any a reader still copies out of, and blocks being
+   * fetched straight into memory from {@link #allocate}.
    */
-  boolean evict(int id, int block, NativeBytes e) {
-    long rk = Unit.ramKey(id, block);
-    if (!ram.asMap().remove(rk, e)) {
-      return false;
-    }
-    promoted.remove(rk);
-    return true;
-  }
-
-  /** Native bytes held for entries now, including any a reader still copies out of. */
   long nativeBytes() {
     return held.get();
   }

@@ -814,7 +814,6 @@ public final class TieredCache implements AutoCloseable {
   private Fetched heldAhead(int id, int block, NativeBytes e) {
     MappedBlock m = mappedBlock(id, block);
     m.holdRam(e);
-    m.whenDone(() -> leaveRamIfStored(id, block, e));
     return new Fetched(m, null);
   }
 
@@ -888,22 +887,6 @@ public final class TieredCache implements AutoCloseable {
       if (!handed) {
         e.release();
       }
-    }
-  }
-
-  /**
-   * A block read ahead whose reader is done with it leaves the RAM tier if the disk holds it (or
-   * its writer's queue does): a sequential reader reads each block once, its pages stay in the
-   * kernel's page cache and on disk, and a third copy kept here only pushed the tier's other
-   * entries out and made the daemon touch the tier's whole size in new memory on a large file's
-   * first read (memory this VM's host had taken back costs a fault per page on its first touch).
-   * Freed as it leaves, the block's memory is malloc's again for the next block fetched. One
-   * another copy replaced in the tier meanwhile stays; one not stored (declined, or owed to a full
-   * queue) stays too, so that a reader coming back to it does not fetch it again.
-   */
-  private void leaveRamIfStored(int id, int block, NativeBytes e) {
-    if (disk != null && index.isStored(id, block) && ram.evict(id, block, e)) {
-      stats.readAheadLeftRam.increment();
     }
   }
 
