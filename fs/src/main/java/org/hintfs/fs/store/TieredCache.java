@@ -625,11 +625,7 @@ public final class TieredCache implements AutoCloseable {
       NativeBytes inRam =
           b.length >= LmdbStore.OFF_HEAP_MIN ? ram.holdQuietly(u.id(), u.block(), b.length) : null;
       try {
-        if (disk.offer(u, b, inRam) && peers == null && !u.forPeer() && isBlocked(u.id())) {
-          owe(u, b, inRam);
-        } else if (!owed.isEmpty() && !store.healthy()) {
-          forgiveAll(); // the store went down: nothing held will be stored
-        }
+        toDisk(u, b, inRam);
       } finally {
         if (inRam != null) {
           inRam.release();
@@ -639,6 +635,19 @@ public final class TieredCache implements AutoCloseable {
       // No disk: the index still tells the policy (and substitution) what was fetched.
       boolean guest = peers != null && !u.forPeer() && !peers.isHome(u.id());
       index.admit(u.id(), u.block(), u.path(), u.versionHash(), u.key(), b, guest);
+    }
+  }
+
+  /**
+   * Offers a fetched unit to the disk ({@code b}, or null for one in {@code shared} only; {@code
+   * shared} its native copy the caller holds, or null): refused for a full writer's queue, a block
+   * of a large file is owed, to be offered again.
+   */
+  private void toDisk(Unit u, byte[] b, NativeBytes shared) {
+    if (disk.offer(u, b, shared) && peers == null && !u.forPeer() && isBlocked(u.id())) {
+      owe(u, b, shared);
+    } else if (!owed.isEmpty() && !store.healthy()) {
+      forgiveAll(); // the store went down: nothing held will be stored
     }
   }
 
@@ -787,8 +796,8 @@ public final class TieredCache implements AutoCloseable {
   /**
    * One block of a large file read ahead of its reader ({@code ReadAhead}): from the near tiers,
    * else fetched as a prefetch (after readers' misses, never in the reads kept for them) and
-   * offered to the tiers as any fetch. Not an access: the reader's read records it ({@link
-   * #servedBlock}).
+   * offered to the tiers as any fetch (a large one straight into native memory: {@link
+   * #readAheadIntoRam}). Not an access: the reader's read records it ({@link #servedBlock}).
    */
   public Fetched readAhead(int id, int block) throws IOException {
     if (fetchesIntoRam(id, block)) {
@@ -876,11 +885,7 @@ public final class TieredCache implements AutoCloseable {
     boolean handed = false;
     try {
       ram.adopt(u, e);
-      if (disk.offer(u, null, e) && !u.forPeer() && isBlocked(u.id())) {
-        owe(u, null, e);
-      } else if (!owed.isEmpty() && !store.healthy()) {
-        forgiveAll(); // the store went down: nothing held will be stored
-      }
+      toDisk(u, null, e);
       handed = true;
       return new Fetcher.Landed(e);
     } finally {
