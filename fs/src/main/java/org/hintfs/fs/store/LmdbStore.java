@@ -104,22 +104,15 @@ public final class LmdbStore implements AutoCloseable {
       this.sharedCount = null;
     }
 
-    /** A payload that shares {@code shared} (a reference taken on it), the copy of {@code b}. */
-    private Payload(byte[] b, NativeBytes shared, java.util.concurrent.atomic.AtomicLong count) {
-      this.length = b.length;
-      this.off = shared;
-      this.heap = null;
-      this.crc = StoredValue.crc(b);
-      this.sharedCount = count;
-      count.addAndGet(length);
-    }
-
-    /** A payload that shares {@code shared} (a reference taken on it), its CRC32C from there. */
-    private Payload(NativeBytes shared, java.util.concurrent.atomic.AtomicLong count) {
+    /**
+     * A payload that shares {@code shared} (a reference taken on it), whose bytes' CRC32C is {@code
+     * crc}.
+     */
+    private Payload(NativeBytes shared, int crc, java.util.concurrent.atomic.AtomicLong count) {
       this.length = shared.length();
       this.off = shared;
       this.heap = null;
-      this.crc = StoredValue.crc(shared);
+      this.crc = crc;
       this.sharedCount = count;
       count.addAndGet(length);
     }
@@ -176,7 +169,7 @@ public final class LmdbStore implements AutoCloseable {
       return new Payload(b, null);
     }
     if (shared != null && shared.acquire()) {
-      return new Payload(b, shared, queuedShared);
+      return new Payload(shared, StoredValue.crc(b), queuedShared);
     }
     return new Payload(b, queuedNative);
   }
@@ -187,7 +180,7 @@ public final class LmdbStore implements AutoCloseable {
    * freed meanwhile. The caller holds a reference while this runs.
    */
   Payload payload(NativeBytes shared) {
-    return shared.acquire() ? new Payload(shared, queuedShared) : null;
+    return shared.acquire() ? new Payload(shared, StoredValue.crc(shared), queuedShared) : null;
   }
 
   /** {@code b} as a payload left on the heap (no copy, no checksum until the writer's). */
