@@ -120,6 +120,9 @@ class S3SourceIT {
         assertThat(direct.position()).isEqualTo(7 + want);
         assertThat(direct.flip().position(7)).isEqualTo(ByteBuffer.wrap(big, off, want));
       }
+      // ... straight from the socket (PlainHttpGets), not through minio-java.
+      assertThat(src.counters().get("plainGets")).isEqualTo(3);
+      assertThat(src.counters().get("plainAskedAgain")).isZero();
       assertThat(src.read("big/shard-0.tar", tag, big.length + 10, ByteBuffer.allocate(10)))
           .isZero();
       assertThat(src.stat("train").directory()).isTrue();
@@ -144,6 +147,36 @@ class S3SourceIT {
           .isInstanceOf(ObjectChangedException.class);
       assertThat(new String(src.readRange("a.jpg", null, 0, 5), StandardCharsets.UTF_8))
           .isEqualTo("other");
+    }
+  }
+
+  @Test
+  void readsIntoNativeMemory_answersTheyDoNotRead_areAskedAgainThroughMinio() throws Exception {
+    MinioClient c = s3.client();
+    S3ProxyServer.put(c, "data", "native/a.bin", "first version".getBytes(StandardCharsets.UTF_8));
+    try (S3Source src = open("s3://data/native")) {
+      List<SourceObject> listed = new ArrayList<>();
+      src.list(listed::add);
+      String tag = listed.get(0).versionTag();
+      ByteBuffer dst = ByteBuffer.allocateDirect(64);
+      assertThat(src.read("a.bin", tag, 6, dst)).isEqualTo(7);
+      assertThat(StandardCharsets.UTF_8.decode(dst.flip()).toString()).isEqualTo("version");
+      // Past the end (416), a missing key (404): each as the minio path answers it.
+      assertThat(src.read("a.bin", tag, 500, ByteBuffer.allocateDirect(8))).isZero();
+      assertThatThrownBy(() -> src.read("gone.bin", null, 0, ByteBuffer.allocateDirect(8)))
+          .isInstanceOf(NoSuchFileException.class);
+      assertThat(src.counters().get("plainAskedAgain")).isEqualTo(2);
+      // Changed since the listing: refused, never read into the buffer.
+      S3ProxyServer.put(
+          c, "data", "native/a.bin", "other version".getBytes(StandardCharsets.UTF_8));
+      ByteBuffer changed = ByteBuffer.allocateDirect(64);
+      assertThatThrownBy(() -> src.read("a.bin", tag, 0, changed))
+          .isInstanceOf(ObjectChangedException.class);
+      assertThat(changed.position()).isZero();
+      ByteBuffer now = ByteBuffer.allocateDirect(64);
+      assertThat(src.read("a.bin", null, 0, now)).isEqualTo(13);
+      assertThat(StandardCharsets.UTF_8.decode(now.flip()).toString()).isEqualTo("other version");
+      assertThat(src.counters().get("plainGets")).isEqualTo(5);
     }
   }
 

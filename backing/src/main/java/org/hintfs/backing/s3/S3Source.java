@@ -2,6 +2,8 @@ package org.hintfs.backing.s3;
 
 import io.minio.GetObjectArgs;
 import io.minio.GetObjectResponse;
+import io.minio.GetPresignedObjectUrlArgs;
+import io.minio.Http;
 import io.minio.ListObjectsArgs;
 import io.minio.MinioClient;
 import io.minio.Result;
@@ -70,11 +72,16 @@ public final class S3Source implements DatasetSource {
   private final S3Retries retries;
   private final S3Listing listing;
 
+  /** Large reads into native memory over plain HTTP; null over HTTPS. */
+  private final PlainHttpGets plain;
+
   private String summary;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger maxInFlight = new AtomicInteger();
   private final LongAdder gets = new LongAdder();
   private final LongAdder bytesRead = new LongAdder();
+  private final LongAdder plainGets = new LongAdder();
+  private final LongAdder plainAskedAgain = new LongAdder();
 
   private S3Source(
       String bucket,
@@ -82,12 +89,14 @@ public final class S3Source implements DatasetSource {
       String endpoint,
       MinioClient client,
       OkHttpClient http,
+      PlainHttpGets plain,
       Duration retryTime) {
     this.bucket = bucket;
     this.prefix = prefix;
     this.endpoint = endpoint;
     this.client = client;
     this.http = http;
+    this.plain = plain;
     this.errors = new S3Errors(bucket, endpoint, describe());
     this.retries = new S3Retries(errors, retryTime);
     this.listing = new S3Listing(client, bucket, prefix, describe(), retries);
@@ -119,10 +128,11 @@ public final class S3Source implements DatasetSource {
     boolean aws = uri.getHost().endsWith("amazonaws.com");
     S3Credentials creds = S3Credentials.resolve(options.env());
     int n = options.maxConnections();
+    Semaphore permits = new Semaphore(n);
     OkHttpClient.Builder hb =
         new OkHttpClient.Builder()
             .dispatcher(callerRunsDispatcher())
-            .addInterceptor(new RequestPermits(n))
+            .addInterceptor(new RequestPermits(permits))
             .connectionPool(new ConnectionPool(n, 5, TimeUnit.MINUTES))
             .connectTimeout(5, TimeUnit.SECONDS)
             .writeTimeout(10, TimeUnit.SECONDS);
@@ -153,7 +163,12 @@ public final class S3Source implements DatasetSource {
     if (options.pathStyle() || !aws) {
       client.disableVirtualStyleEndpoint();
     }
-    S3Source s = new S3Source(loc.bucket(), loc.prefix(), ep, client, http, options.retryTime());
+    PlainHttpGets plain =
+        uri.getScheme().equals("http")
+            ? new PlainHttpGets((int) READ_TIMEOUT.toMillis(), 5_000, n, permits)
+            : null;
+    S3Source s =
+        new S3Source(loc.bucket(), loc.prefix(), ep, client, http, plain, options.retryTime());
     s.summary =
         s.describe()
             + " at "
@@ -283,6 +298,12 @@ public final class S3Source implements DatasetSource {
             "GET " + key,
             path,
             () -> {
+              if (plain != null && !dst.hasArray()) {
+                Integer n = readPlain(key, path, expectedVersion, etag, offset, want, start, dst);
+                if (n != null) {
+                  return n;
+                }
+              }
               GetObjectArgs.Builder a =
                   GetObjectArgs.builder()
                       .bucket(bucket)
@@ -312,6 +333,60 @@ public final class S3Source implements DatasetSource {
     }
     bytesRead.add(got);
     return got;
+  }
+
+  /** How long a presigned GET's URL is valid: it is used at once, so any span past a skew. */
+  private static final int PRESIGN_SECONDS = 15 * 60;
+
+  /**
+   * A GET into native memory over plain HTTP (PlainHttpGets), no copy through the heap: the bytes
+   * read, or null when it was not read that way (the URL could not be signed, or the answer was not
+   * one this client reads) and the caller asks again through minio-java.
+   */
+  private Integer readPlain(
+      String key,
+      String path,
+      String expectedVersion,
+      String etag,
+      long offset,
+      int want,
+      int start,
+      ByteBuffer dst)
+      throws IOException {
+    URI url;
+    try {
+      url =
+          URI.create(
+              client.getPresignedObjectUrl(
+                  GetPresignedObjectUrlArgs.builder()
+                      .method(Http.Method.GET)
+                      .bucket(bucket)
+                      .object(key)
+                      .expiry(PRESIGN_SECONDS)
+                      .build()));
+    } catch (MinioException | RuntimeException e) {
+      log.debug("cannot presign GET {}: {}", key, e.toString());
+      plainAskedAgain.increment();
+      return null;
+    }
+    int now = inFlight.incrementAndGet();
+    maxInFlight.accumulateAndGet(now, Math::max);
+    gets.increment();
+    plainGets.increment();
+    try {
+      dst.position(start); // a retry starts the body again
+      int n = plain.get(url, offset, want, etag, dst);
+      if (n == PlainHttpGets.NOT_READ) {
+        dst.position(start);
+        plainAskedAgain.increment();
+        return null;
+      }
+      return n;
+    } catch (PlainHttpGets.EtagMismatch e) {
+      throw new ObjectChangedException(path, expectedVersion, e.actual);
+    } finally {
+      inFlight.decrementAndGet();
+    }
   }
 
   /** The most of a body copied through the heap at once into a buffer without an array. */
@@ -360,6 +435,8 @@ public final class S3Source implements DatasetSource {
     m.put("gets", gets.sum());
     m.put("listPages", listing.listPages.sum());
     m.put("bytes", bytesRead.sum());
+    m.put("plainGets", plainGets.sum());
+    m.put("plainAskedAgain", plainAskedAgain.sum());
     m.put("retries", retries.retries.sum());
     m.put("failedAfterRetries", retries.failures.sum());
     return m;
@@ -408,8 +485,8 @@ public final class S3Source implements DatasetSource {
   private static final class RequestPermits implements Interceptor {
     private final Semaphore permits;
 
-    RequestPermits(int n) {
-      this.permits = new Semaphore(n);
+    RequestPermits(Semaphore permits) {
+      this.permits = permits;
     }
 
     @Override
@@ -432,5 +509,8 @@ public final class S3Source implements DatasetSource {
   public void close() throws IOException {
     http.dispatcher().executorService().shutdown();
     http.connectionPool().evictAll();
+    if (plain != null) {
+      plain.close();
+    }
   }
 }
