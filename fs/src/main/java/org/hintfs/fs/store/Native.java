@@ -1,12 +1,19 @@
 package org.hintfs.fs.store;
 
-/** The libc calls the store makes through jnr-ffi (madvise, mallopt). */
+/** The libc calls the store makes through jnr-ffi (madvise, mallopt, malloc). */
 final class Native {
   /** The libc functions used. */
   public interface LibC {
     int madvise(long addr, long length, int advice);
 
     int mallopt(int param, int value);
+
+    /**
+     * Memory not cleared: jffi's {@code MemoryIO.allocateMemory(size, false)} cleared what it
+     * allocated all the same (a 4 MiB block cost a memset as long as its fetch's copy). Freed with
+     * jffi's {@code freeMemory}, which is libc's free.
+     */
+    long malloc(long size);
   }
 
   static final int MADV_WILLNEED = 3;

@@ -65,7 +65,7 @@ final class NativeBytes {
     }
     long a;
     try {
-      a = IO.allocateMemory(length, false);
+      a = Native.LIBC.malloc(length); // not jffi's allocateMemory, which clears it (Native)
     } catch (OutOfMemoryError e) {
       return null;
     }
