@@ -157,6 +157,74 @@ class LargeFileIT {
   }
 
   @Test
+  void aSourceThatHangsMidFile_longerThanAReadsTimeout_holdsTheReader_thenEveryByteComes()
+      throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      mount(proxy, "mnt-hang");
+      S3MountIT.dropPageCache();
+      java.util.concurrent.atomic.AtomicLong at = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.ExecutorService one =
+          java.util.concurrent.Executors.newSingleThreadExecutor();
+      java.util.concurrent.Future<Long> reader =
+          one.submit(
+              () -> {
+                try (FileChannel in = FileChannel.open(mnt.resolve("d/big.bin"));
+                    FileChannel want = FileChannel.open(big)) {
+                  ByteBuffer got = ByteBuffer.allocate(MIB);
+                  ByteBuffer exp = ByteBuffer.allocate(MIB);
+                  long pos = 0;
+                  while (true) {
+                    got.clear();
+                    exp.clear();
+                    int n = readFully(in, got);
+                    readFully(want, exp);
+                    if (n <= 0) {
+                      return pos;
+                    }
+                    assertThat(got.flip()).as("bytes at %d", pos).isEqualTo(exp.flip());
+                    pos += n;
+                    at.set(pos);
+                  }
+                }
+              });
+      try {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (at.get() < 32L * MIB && !reader.isDone() && System.nanoTime() < deadline) {
+          Thread.sleep(5);
+        }
+        // Stopped with GETs in flight (read-ahead runs ahead of the reader): longer than the
+        // 10 s each wait for the server may take, so they time out and are tried again.
+        s3.stopAnswering();
+        long stoppedAt = at.get();
+        try {
+          Thread.sleep(13_000);
+          assertThat(reader.isDone()).as("the reader waits for the source").isFalse();
+          assertThat(at.get() - stoppedAt)
+              .as("no more than what was fetched before the stop")
+              .isLessThanOrEqualTo(64L * MIB);
+        } finally {
+          s3.answerAgain();
+        }
+        assertThat(reader.get(120, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(256L * MIB);
+      } finally {
+        s3.answerAgain();
+        one.shutdownNow();
+      }
+      var src = stats().path("source_requests");
+      System.out.printf(
+          "a 13 s hang mid-file: %d GETs (%d straight into native memory), %d GETs at the proxy%n",
+          src.path("gets").asLong(),
+          src.path("plain_gets").asLong(),
+          getsOf(proxy, "/large/d/big.bin"));
+      // Blocks read ahead came straight from the socket (the plain-HTTP path); those the hang
+      // caught timed out (a read-ahead is dropped, not retried: the reader's own fetch asks
+      // again), and none failed for good.
+      assertThat(src.path("plain_gets").asLong()).isPositive();
+      assertThat(src.path("failed_after_retries").asLong()).isZero();
+    }
+  }
+
+  @Test
   void aRandomReader_getsEveryByte_andFetchesWhatItReadsPlusAtMostOneWindow() throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
       mount(proxy, "mnt-random");
