@@ -88,9 +88,6 @@ final class PlainHttpGets implements Closeable {
     String host = url.getHost();
     int port = url.getPort() < 0 ? 80 : url.getPort();
     String hostHeader = url.getPort() < 0 || url.getPort() == 80 ? host : host + ":" + port;
-    if (host.indexOf(':') >= 0) { // an IPv6 literal
-      return NOT_READ;
-    }
     String target = url.getRawPath() + (url.getRawQuery() == null ? "" : "?" + url.getRawQuery());
     StringBuilder req =
         new StringBuilder(target.length() + 160)

@@ -51,6 +51,9 @@ import org.slf4j.LoggerFactory;
  *   <li>Reads are ranged GETs with {@code If-Match: etag}. The response's ETag is checked as well
  *       (not every server honours If-Match): an object changed since the listing is refused with
  *       {@link ObjectChangedException}, never served.
+ *   <li>A read into native memory (a large block read ahead) over plain HTTP is a presigned ranged
+ *       GET whose body the kernel copies straight into it ({@link PlainHttpGets}); an answer that
+ *       client does not read plainly is asked again through minio-java.
  *   <li>Each request runs on the thread that asks for it (no hand-off to OkHttp's dispatcher
  *       threads); at most {@code maxConnections} of them wait for headers at once, and the
  *       connection pool keeps as many (OkHttp's default dispatcher allows 5 per host).
@@ -164,7 +167,8 @@ public final class S3Source implements DatasetSource {
       client.disableVirtualStyleEndpoint();
     }
     PlainHttpGets plain =
-        uri.getScheme().equals("http")
+        // Plain HTTP to a host name or IPv4 address (an IPv6 literal's Host header is OkHttp's).
+        uri.getScheme().equals("http") && !uri.getHost().startsWith("[")
             ? new PlainHttpGets((int) READ_TIMEOUT.toMillis(), 5_000, n, permits)
             : null;
     S3Source s =
