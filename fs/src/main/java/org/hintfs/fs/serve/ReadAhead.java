@@ -181,12 +181,12 @@ final class ReadAhead implements AutoCloseable {
       throws IOException {
     Ahead mine = advance(h, b);
     if (mine == null) {
-      return fromMap.getAsBoolean() ? null : new TieredCache.Fetched(null, cache.read(h.id, b));
+      return fromMap.getAsBoolean() ? null : cache.readBlock(h.id, b);
     }
     try {
       if (mine.claimed.compareAndSet(false, true)) {
         // no thread had started it: the reader's own miss
-        return new TieredCache.Fetched(null, cache.read(h.id, b));
+        return cache.readBlock(h.id, b);
       }
       boolean ready = mine.result.isDone();
       if (!ready) {
@@ -195,7 +195,7 @@ final class ReadAhead implements AutoCloseable {
       TieredCache.Fetched got = await(mine.result);
       if (got == null) {
         // the read ahead failed: one more try as a reader's miss
-        return new TieredCache.Fetched(null, cache.read(h.id, b));
+        return cache.readBlock(h.id, b);
       }
       used.increment();
       cache.servedBlock(h.id, ready);

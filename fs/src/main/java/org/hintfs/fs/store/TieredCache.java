@@ -797,17 +797,35 @@ public final class TieredCache implements AutoCloseable {
    * One block of a large file read ahead of its reader ({@code ReadAhead}): from the near tiers,
    * else fetched as a prefetch (after readers' misses, never in the reads kept for them) and
    * offered to the tiers as any fetch (a large one straight into native memory: {@link
-   * #readAheadIntoRam}). Not an access: the reader's read records it ({@link #servedBlock}).
+   * #fetchIntoRam}). Not an access: the reader's read records it ({@link #servedBlock}).
    */
   public Fetched readAhead(int id, int block) throws IOException {
     if (fetchesIntoRam(id, block)) {
-      Fetched f = readAheadIntoRam(id, block);
+      Fetched f = fetchIntoRam(id, block, FetchGate.Priority.PREFETCH);
       if (f != null) {
         return f;
       }
     }
     byte[] b = read(id, block, false, false, false, FetchGate.Priority.PREFETCH);
     return heldAhead(id, block, b);
+  }
+
+  /**
+   * A reader's own read of a block no read-ahead had (the first of a file, one after a seek, one
+   * whose read-ahead failed): {@link #read}, except that a large block in neither RAM nor on disk
+   * is fetched as {@link #readAhead} fetches it, straight into native memory, as a reader's miss,
+   * and handed over held there (with 8 readers of 8 shards, 40% of the blocks came this way, each a
+   * 4 MiB array through OkHttp). The access is recorded either way.
+   */
+  public Fetched readBlock(int id, int block) throws IOException {
+    if (fetchesIntoRam(id, block)) {
+      Fetched f = fetchIntoRam(id, block, FetchGate.Priority.DEMAND);
+      if (f != null) {
+        index.served(id, false);
+        return f;
+      }
+    }
+    return new Fetched(null, read(id, block));
   }
 
   /** A block read ahead as an array {@code b}: held where the RAM tier put it, if it did. */
@@ -840,13 +858,13 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
-   * {@link #readAhead} of a block not in RAM or on disk, its GET's body read straight into native
-   * memory that the RAM tier keeps and the writer's queue shares: no 4 MiB array on the heap, no
-   * copy of one into the tier (young collections and the copy took about a tenth of a warm daemon's
-   * first read, BENCHMARKS.md). Null if it is near after all, or a joined fetch's bytes were freed:
-   * the usual way then.
+   * A block not in RAM or on disk ({@link #readAhead}, or {@link #readBlock} with {@code priority}
+   * {@code DEMAND}), its GET's body read straight into native memory that the RAM tier keeps and
+   * the writer's queue shares: no 4 MiB array on the heap, no copy of one into the tier (young
+   * collections and the copy took about a tenth of a warm daemon's first read, BENCHMARKS.md). Null
+   * if it is near after all, or a joined fetch's bytes were freed: the usual way then.
    */
-  private Fetched readAheadIntoRam(int id, int block) throws IOException {
+  private Fetched fetchIntoRam(int id, int block, FetchGate.Priority priority) throws IOException {
     if (ram.contains(id, block) || index.isStored(id, block)) {
       return null;
     }
@@ -854,8 +872,7 @@ public final class TieredCache implements AutoCloseable {
         block == 0
             ? keys.whole(id, units.length(id, 0))
             : new Unit(catalog, id, block, units.length(id, block), false);
-    Object r =
-        fetcher.fetchAny(u.ramKey(), () -> fetchIntoRamAndOffer(u), FetchGate.Priority.PREFETCH);
+    Object r = fetcher.fetchAny(u.ramKey(), () -> fetchIntoRamAndOffer(u), priority);
     if (r instanceof byte[] b) {
       return heldAhead(id, block, b); // joined a fetch into an array, or found it near
     }

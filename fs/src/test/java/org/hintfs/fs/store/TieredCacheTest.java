@@ -300,6 +300,44 @@ class TieredCacheTest {
     }
   }
 
+  @Test
+  void aReadersOwnMissOfALargeBlock_isFetchedIntoNativeMemory_andANearOneComesTheUsualWay()
+      throws Exception {
+    int block = LmdbStore.OFF_HEAP_MIN;
+    LargeFile f = new LargeFile("shards/own.tar", 3 * block, 37);
+    BufferKinds src = new BufferKinds(f.src);
+    TieredCache.Config cfg =
+        new TieredCache.Config(1 << 30, "test", 16L << 20, LIMIT, block, 16, 3L * block);
+    try (TieredCache c = open(src, f.cat, tmp.resolve("own"), cfg)) {
+      for (int b = 0; b < 3; b++) {
+        TieredCache.Fetched g = c.readBlock(f.id, b);
+        assertThat(g.bytes()).as("no array handed over").isNull();
+        byte[] out = new byte[block];
+        assertThat(
+                c.copyOut(
+                    g.held(),
+                    0,
+                    block,
+                    false,
+                    (address, n) ->
+                        com.kenai.jffi.MemoryIO.getInstance().getByteArray(address, out, 0, n)))
+            .isTrue();
+        assertThat(out).isEqualTo(Arrays.copyOfRange(f.bytes, b * block, (b + 1) * block));
+        g.discard();
+      }
+      assertThat(src.heap.get()).as("reads into an array").isZero();
+      assertThat(src.direct.get()).isGreaterThanOrEqualTo(3);
+      assertThat(c.misses()).isEqualTo(3);
+      // In the RAM tier now: read the usual way, a hit, nothing fetched.
+      long ramHits = c.stats().ramHits.sum();
+      TieredCache.Fetched again = c.readBlock(f.id, 1);
+      assertThat(again.held()).isNull();
+      assertThat(again.bytes()).isEqualTo(Arrays.copyOfRange(f.bytes, block, 2 * block));
+      assertThat(c.stats().ramHits.sum()).isEqualTo(ramHits + 1);
+      assertThat(c.misses()).isEqualTo(3);
+    }
+  }
+
   /** A source that counts the reads it is asked to put into an array and into native memory. */
   private static final class BufferKinds implements org.hintfs.backing.DatasetSource {
     final org.hintfs.backing.DatasetSource src;
