@@ -317,9 +317,7 @@ public final class S3Source implements DatasetSource {
               if (etag != null && !etag.isEmpty()) {
                 a.matchETag(etag);
               }
-              int now = inFlight.incrementAndGet();
-              maxInFlight.accumulateAndGet(now, Math::max);
-              gets.increment();
+              sent();
               try (GetObjectResponse r = client.getObject(a.build())) {
                 String actual = ETags.stripQuotes(r.headers().get("ETag"));
                 if (etag != null && !etag.isEmpty() && !actual.isEmpty() && !actual.equals(etag)) {
@@ -337,6 +335,13 @@ public final class S3Source implements DatasetSource {
     }
     bytesRead.add(got);
     return got;
+  }
+
+  /** Counts a GET sent and in flight (until {@code inFlight} is decremented). */
+  private void sent() {
+    int now = inFlight.incrementAndGet();
+    maxInFlight.accumulateAndGet(now, Math::max);
+    gets.increment();
   }
 
   /** How long a presigned GET's URL is valid: it is used at once, so any span past a skew. */
@@ -373,9 +378,7 @@ public final class S3Source implements DatasetSource {
       plainAskedAgain.increment();
       return null;
     }
-    int now = inFlight.incrementAndGet();
-    maxInFlight.accumulateAndGet(now, Math::max);
-    gets.increment();
+    sent();
     plainGets.increment();
     try {
       dst.position(start); // a retry starts the body again
