@@ -113,24 +113,8 @@ class LargeFileIT {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
       mount(proxy, "mnt-seq");
       S3MountIT.dropPageCache();
-      try (FileChannel in = FileChannel.open(mnt.resolve("d/big.bin"));
-          FileChannel want = FileChannel.open(big)) {
-        ByteBuffer got = ByteBuffer.allocate(MIB);
-        ByteBuffer exp = ByteBuffer.allocate(MIB);
-        long pos = 0;
-        while (true) {
-          got.clear();
-          exp.clear();
-          int n = readFully(in, got);
-          readFully(want, exp);
-          if (n <= 0) {
-            break;
-          }
-          assertThat(got.flip()).as("bytes at %d", pos).isEqualTo(exp.flip());
-          pos += n;
-        }
-        assertThat(pos).isEqualTo(256L * MIB);
-      }
+      assertThat(readAndCheckBig(new java.util.concurrent.atomic.AtomicLong()))
+          .isEqualTo(256L * MIB);
       long gets = getsOf(proxy, "/large/d/big.bin");
       System.out.printf(
           "sequential 256 MiB: %d GETs, at most %d in flight at the proxy%n",
@@ -165,28 +149,7 @@ class LargeFileIT {
       java.util.concurrent.atomic.AtomicLong at = new java.util.concurrent.atomic.AtomicLong();
       java.util.concurrent.ExecutorService one =
           java.util.concurrent.Executors.newSingleThreadExecutor();
-      java.util.concurrent.Future<Long> reader =
-          one.submit(
-              () -> {
-                try (FileChannel in = FileChannel.open(mnt.resolve("d/big.bin"));
-                    FileChannel want = FileChannel.open(big)) {
-                  ByteBuffer got = ByteBuffer.allocate(MIB);
-                  ByteBuffer exp = ByteBuffer.allocate(MIB);
-                  long pos = 0;
-                  while (true) {
-                    got.clear();
-                    exp.clear();
-                    int n = readFully(in, got);
-                    readFully(want, exp);
-                    if (n <= 0) {
-                      return pos;
-                    }
-                    assertThat(got.flip()).as("bytes at %d", pos).isEqualTo(exp.flip());
-                    pos += n;
-                    at.set(pos);
-                  }
-                }
-              });
+      java.util.concurrent.Future<Long> reader = one.submit(() -> readAndCheckBig(at));
       try {
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (at.get() < 32L * MIB && !reader.isDone() && System.nanoTime() < deadline) {
@@ -402,6 +365,31 @@ class LargeFileIT {
   com.fasterxml.jackson.databind.JsonNode stats() throws IOException {
     return new com.fasterxml.jackson.databind.ObjectMapper()
         .readTree(Files.readAllBytes(mnt.resolve(".hintfs/stats")));
+  }
+
+  /**
+   * Reads the mount's {@code d/big.bin} from start to end, 1 MiB at a time, each checked against
+   * the file uploaded; {@code at} follows the bytes read. Returns how many were read.
+   */
+  private long readAndCheckBig(java.util.concurrent.atomic.AtomicLong at) throws IOException {
+    try (FileChannel in = FileChannel.open(mnt.resolve("d/big.bin"));
+        FileChannel want = FileChannel.open(big)) {
+      ByteBuffer got = ByteBuffer.allocate(MIB);
+      ByteBuffer exp = ByteBuffer.allocate(MIB);
+      long pos = 0;
+      while (true) {
+        got.clear();
+        exp.clear();
+        int n = readFully(in, got);
+        readFully(want, exp);
+        if (n <= 0) {
+          return pos;
+        }
+        assertThat(got.flip()).as("bytes at %d", pos).isEqualTo(exp.flip());
+        pos += n;
+        at.set(pos);
+      }
+    }
   }
 
   private static int readFully(FileChannel c, ByteBuffer b) throws IOException {

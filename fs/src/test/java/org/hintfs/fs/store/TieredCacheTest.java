@@ -274,17 +274,8 @@ class TieredCacheTest {
       awaitRepaid(c);
       assertThat(c.stats().writeQueueRepaid.sum()).isEqualTo(3);
       for (int b = 0; b < 6; b++) {
-        byte[] out = new byte[block];
-        assertThat(
-                c.copyOut(
-                    got.get(b).held(),
-                    0,
-                    block,
-                    false,
-                    (address, n) ->
-                        com.kenai.jffi.MemoryIO.getInstance().getByteArray(address, out, 0, n)))
-            .isTrue();
-        assertThat(out).isEqualTo(Arrays.copyOfRange(f.bytes, b * block, (b + 1) * block));
+        assertThat(copiedOut(c, got.get(b).held(), block))
+            .isEqualTo(Arrays.copyOfRange(f.bytes, b * block, (b + 1) * block));
       }
       got.forEach(TieredCache.Fetched::discard); // the reader is done with them
       assertThat(c.ramNativeBytes()).as("the tier's, still").isEqualTo(6L * block);
@@ -312,17 +303,8 @@ class TieredCacheTest {
       for (int b = 0; b < 3; b++) {
         TieredCache.Fetched g = c.readBlock(f.id, b);
         assertThat(g.bytes()).as("no array handed over").isNull();
-        byte[] out = new byte[block];
-        assertThat(
-                c.copyOut(
-                    g.held(),
-                    0,
-                    block,
-                    false,
-                    (address, n) ->
-                        com.kenai.jffi.MemoryIO.getInstance().getByteArray(address, out, 0, n)))
-            .isTrue();
-        assertThat(out).isEqualTo(Arrays.copyOfRange(f.bytes, b * block, (b + 1) * block));
+        assertThat(copiedOut(c, g.held(), block))
+            .isEqualTo(Arrays.copyOfRange(f.bytes, b * block, (b + 1) * block));
         g.discard();
       }
       assertThat(src.heap.get()).as("reads into an array").isZero();
@@ -336,6 +318,21 @@ class TieredCacheTest {
       assertThat(c.stats().ramHits.sum()).isEqualTo(ramHits + 1);
       assertThat(c.misses()).isEqualTo(3);
     }
+  }
+
+  /** The first {@code length} bytes of a held block, as served from it (asserted served). */
+  private static byte[] copiedOut(TieredCache c, MappedBlock held, int length) {
+    byte[] out = new byte[length];
+    assertThat(
+            c.copyOut(
+                held,
+                0,
+                length,
+                false,
+                (address, n) ->
+                    com.kenai.jffi.MemoryIO.getInstance().getByteArray(address, out, 0, n)))
+        .isTrue();
+    return out;
   }
 
   /** A source that counts the reads it is asked to put into an array and into native memory. */
