@@ -141,7 +141,7 @@ class LargeFileIT {
   }
 
   @Test
-  void aSourceThatHangsMidFile_longerThanAReadsTimeout_holdsTheReader_thenEveryByteComes()
+  void aSourceThatHangsMidFile_longerThanTwoReadTimeouts_holdsTheReader_thenEveryByteComes()
       throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
       mount(proxy, "mnt-hang");
@@ -155,12 +155,14 @@ class LargeFileIT {
         while (at.get() < 32L * MIB && !reader.isDone() && System.nanoTime() < deadline) {
           Thread.sleep(5);
         }
-        // Stopped with GETs in flight (read-ahead runs ahead of the reader): longer than the
-        // 10 s each wait for the server may take, so they time out and are tried again.
+        // Stopped with GETs in flight (read-ahead runs ahead of the reader): longer than two of
+        // the 10 s each wait for the server may take (the read-ahead's GET, then the reader's
+        // own), so they time out and are tried again. Before timeouts were retried, the reader
+        // got EIO after 20 s.
         s3.stopAnswering();
         long stoppedAt = at.get();
         try {
-          Thread.sleep(13_000);
+          Thread.sleep(25_000);
           assertThat(reader.isDone()).as("the reader waits for the source").isFalse();
           assertThat(at.get() - stoppedAt)
               .as("no more than what was fetched before the stop")
@@ -175,14 +177,44 @@ class LargeFileIT {
       }
       var src = stats().path("source_requests");
       System.out.printf(
-          "a 13 s hang mid-file: %d GETs (%d straight into native memory), %d GETs at the proxy%n",
+          "a 25 s hang mid-file: %d GETs (%d straight into native memory), %d retried, %d GETs"
+              + " at the proxy%n",
           src.path("gets").asLong(),
           src.path("plain_gets").asLong(),
+          src.path("retries").asLong(),
           getsOf(proxy, "/large/d/big.bin"));
       // Blocks read ahead came straight from the socket (the plain-HTTP path); those the hang
-      // caught timed out (a read-ahead is dropped, not retried: the reader's own fetch asks
-      // again), and none failed for good.
+      // caught timed out and were tried again until the source answered, and none failed.
       assertThat(src.path("plain_gets").asLong()).isPositive();
+      assertThat(src.path("retries").asLong()).isPositive();
+      assertThat(src.path("failed_after_retries").asLong()).isZero();
+    }
+  }
+
+  @Test
+  void aSourceThatHangsBeforeTheFirstByte_longerThanTwoReadTimeouts_isWaitedOut() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      mount(proxy, "mnt-hang-first");
+      S3MountIT.dropPageCache();
+      java.util.concurrent.atomic.AtomicLong at = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.ExecutorService one =
+          java.util.concurrent.Executors.newSingleThreadExecutor();
+      // The first block is the reader's own miss, and each GET of it waits 10 s for an answer at
+      // most: before timeouts were retried, the read failed with EIO after two of them (20 s).
+      s3.stopAnswering();
+      try {
+        java.util.concurrent.Future<Long> reader = one.submit(() -> readAndCheckBig(at));
+        Thread.sleep(25_000);
+        assertThat(reader.isDone()).as("the reader waits for the source").isFalse();
+        assertThat(at.get()).isZero();
+        s3.answerAgain();
+        assertThat(reader.get(120, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(256L * MIB);
+      } finally {
+        s3.answerAgain();
+        one.shutdownNow();
+      }
+      var src = stats().path("source_requests");
+      assertThat(src.path("retries").asLong()).isPositive();
       assertThat(src.path("failed_after_retries").asLong()).isZero();
     }
   }

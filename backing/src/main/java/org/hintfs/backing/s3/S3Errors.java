@@ -97,6 +97,11 @@ final class S3Errors {
     if (e instanceof ObjectChangedException oc) {
       return oc;
     }
+    if (e instanceof java.net.SocketTimeoutException t) {
+      // A wait for the server that ran out (the plain-HTTP path throws it as it is; minio-java's
+      // calls wrap it): a hung source, retried as a refused connection is, not an interrupt.
+      return new Transient("no answer in time: " + t.getMessage(), t);
+    }
     if (e instanceof InterruptedIOException ie) {
       return ie;
     }
