@@ -14,8 +14,12 @@
 # hintfs's own count (source_requests.gets), the others' unknown ("-").
 # The proxy's own limit (the floor of "10 ms away"): the 1 GiB object read through it by rclone
 # cat, 1 stream and 16 ranged streams of 64 MiB at once.
-# FS_LIST: the filesystems measured (default: hintfs hintfs-before rclone s3fs; hintfs-before is
-# HINTFS_BEFORE_JAR, default /tmp/hintfs-38-before.jar, skipped if absent; s3fs if installed).
+# FS_LIST: the filesystems measured (default: hintfs hintfs-before rclone s3fs bindfs;
+# hintfs-before is HINTFS_BEFORE_JAR, default /tmp/hintfs-38-before.jar, skipped if absent; s3fs
+# and bindfs if installed). bindfs reads the dataset's local copy (WORK/src) through FUSE: no
+# source, so it runs once (its figures stand in both endpoints' rows). Its "again" is the floor of
+# every filesystem's "again" here: a FUSE filesystem reading files from the local disk after the
+# page cache was dropped, which is what each of the others' disk caches does.
 # HINTFS_BEFORE_JAVA_OPTS: JVM options for hintfs-before's daemon in place of HINTFS_JAVA_OPTS (an
 # A/B of one JVM flag: the same jar as both). Direct takes FS_LIST in its order, 10 ms away in
 # the reverse order (the first daemon of a pair often reads slower on a shared machine).
@@ -28,7 +32,7 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-largebench}
 before_jar=${HINTFS_BEFORE_JAR:-/tmp/hintfs-38-before.jar}
-fs_list=${FS_LIST:-hintfs hintfs-before rclone s3fs}
+fs_list=${FS_LIST:-hintfs hintfs-before rclone s3fs bindfs}
 mib=1048576
 
 if [[ ! -d $work/src ]]; then
@@ -119,6 +123,12 @@ for ep in direct proxy; do
   if [[ $ep == proxy ]]; then order=$(printf '%s\n' $fs_list | tac | tr '\n' ' '); fi
   for fs in $order; do
     [[ $fs != s3fs ]] || command -v s3fs >/dev/null || { echo "s3fs is not installed: skipped" >&2; continue; }
+    [[ $fs != bindfs ]] || command -v bindfs >/dev/null || { echo "bindfs is not installed: skipped" >&2; continue; }
+    if [[ $fs == bindfs && $ep == proxy ]]; then # no source: the direct run's figures stand
+      for k in "${!r[@]}"; do [[ $k != direct,bindfs,* ]] || r[proxy,${k#direct,}]=${r[$k]}; done
+      for k in "${!g[@]}"; do [[ $k != direct,bindfs,* ]] || g[proxy,${k#direct,}]=${g[$k]}; done
+      continue
+    fi
     [[ $fs != hintfs-before ]] || [[ -f $before_jar ]] || { echo "$before_jar is missing: skipped" >&2; continue; }
     for c in 1 8; do
       rm -rf "$work/cache"

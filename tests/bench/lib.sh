@@ -116,7 +116,9 @@ s3_stop() {
 }
 
 # mount_fs FS ENDPOINT_PORT RCLONE_REMOTE MOUNTPOINT CACHE_DIR [hintfs options...]: hintfs, s3fs
-# (its disk cache on) or rclone (--vfs-cache-mode full) over s3://bench/ds.
+# (its disk cache on) or rclone (--vfs-cache-mode full) over s3://bench/ds; or bindfs (C,
+# libfuse2, read-only passthrough) over the dataset's local copy beside CACHE_DIR (WORK/src), the
+# floor of a FUSE filesystem reading a local disk.
 mount_fs() {
   local fs=$1 p=$2 remote=$3 mnt=$4 cache=$5
   shift 5
@@ -127,6 +129,7 @@ mount_fs() {
       -o "use_path_request_style,ro,use_cache=$cache,parallel_count=8" ;;
     rclone) rclone mount "$remote:bench/ds" "$mnt" --read-only --vfs-cache-mode full \
       --cache-dir "$cache" --daemon 2>/dev/null ;;
+    bindfs) bindfs -r "${cache%/*}/src" "$mnt" ;;
   esac
   for _ in $(seq 100); do [[ -d $mnt/n00000000 ]] && return 0; sleep 0.1; done
   echo "mount of $fs did not appear" >&2; return 1
