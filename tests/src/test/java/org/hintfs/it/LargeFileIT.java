@@ -144,38 +144,8 @@ class LargeFileIT {
   void aSourceThatHangsMidFile_longerThanTwoReadTimeouts_holdsTheReader_thenEveryByteComes()
       throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
-      mount(proxy, "mnt-hang");
-      S3MountIT.dropPageCache();
-      java.util.concurrent.atomic.AtomicLong at = new java.util.concurrent.atomic.AtomicLong();
-      java.util.concurrent.ExecutorService one =
-          java.util.concurrent.Executors.newSingleThreadExecutor();
-      java.util.concurrent.Future<Long> reader = one.submit(() -> readAndCheckBig(at));
-      try {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (at.get() < 32L * MIB && !reader.isDone() && System.nanoTime() < deadline) {
-          Thread.sleep(5);
-        }
-        // Stopped with GETs in flight (read-ahead runs ahead of the reader): longer than two of
-        // the 10 s each wait for the server may take (the read-ahead's GET, then the reader's
-        // own), so they time out and are tried again. Before timeouts were retried, the reader
-        // got EIO after 20 s.
-        s3.stopAnswering();
-        long stoppedAt = at.get();
-        try {
-          Thread.sleep(25_000);
-          assertThat(reader.isDone()).as("the reader waits for the source").isFalse();
-          assertThat(at.get() - stoppedAt)
-              .as("no more than what was fetched before the stop")
-              .isLessThanOrEqualTo(64L * MIB);
-        } finally {
-          s3.answerAgain();
-        }
-        assertThat(reader.get(120, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(256L * MIB);
-      } finally {
-        s3.answerAgain();
-        one.shutdownNow();
-      }
-      var src = stats().path("source_requests");
+      // Stopped with GETs in flight (read-ahead runs ahead of the reader).
+      var src = readBigThroughAHang(proxy, "mnt-hang", 32L * MIB);
       System.out.printf(
           "a 25 s hang mid-file: %d GETs (%d straight into native memory), %d retried, %d GETs"
               + " at the proxy%n",
@@ -183,40 +153,65 @@ class LargeFileIT {
           src.path("plain_gets").asLong(),
           src.path("retries").asLong(),
           getsOf(proxy, "/large/d/big.bin"));
-      // Blocks read ahead came straight from the socket (the plain-HTTP path); those the hang
-      // caught timed out and were tried again until the source answered, and none failed.
+      // Blocks read ahead came straight from the socket (the plain-HTTP path).
       assertThat(src.path("plain_gets").asLong()).isPositive();
-      assertThat(src.path("retries").asLong()).isPositive();
-      assertThat(src.path("failed_after_retries").asLong()).isZero();
     }
   }
 
   @Test
   void aSourceThatHangsBeforeTheFirstByte_longerThanTwoReadTimeouts_isWaitedOut() throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
-      mount(proxy, "mnt-hang-first");
-      S3MountIT.dropPageCache();
-      java.util.concurrent.atomic.AtomicLong at = new java.util.concurrent.atomic.AtomicLong();
-      java.util.concurrent.ExecutorService one =
-          java.util.concurrent.Executors.newSingleThreadExecutor();
-      // The first block is the reader's own miss, and each GET of it waits 10 s for an answer at
-      // most: before timeouts were retried, the read failed with EIO after two of them (20 s).
-      s3.stopAnswering();
+      // The first block is the reader's own miss.
+      readBigThroughAHang(proxy, "mnt-hang-first", 0);
+    }
+  }
+
+  /**
+   * Reads big.bin through a fresh mount with S3Proxy stopped for 25 s once the reader has read
+   * {@code after} bytes (0: before it starts): longer than two of the 10 s each wait for the server
+   * may take (a read-ahead's GET, then the reader's own), so they time out and are tried again.
+   * Before timeouts were retried, the reader got EIO after 20 s. Checks every byte, that the reader
+   * waited and got no more than was fetched before the stop, and that GETs were retried and none
+   * failed; returns the source's counters.
+   */
+  private com.fasterxml.jackson.databind.JsonNode readBigThroughAHang(
+      DelayProxy proxy, String name, long after) throws Exception {
+    mount(proxy, name);
+    S3MountIT.dropPageCache();
+    java.util.concurrent.atomic.AtomicLong at = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.ExecutorService one =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      if (after == 0) {
+        s3.stopAnswering();
+      }
+      java.util.concurrent.Future<Long> reader = one.submit(() -> readAndCheckBig(at));
+      if (after > 0) {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (at.get() < after && !reader.isDone() && System.nanoTime() < deadline) {
+          Thread.sleep(5);
+        }
+        s3.stopAnswering();
+      }
+      long stoppedAt = at.get();
       try {
-        java.util.concurrent.Future<Long> reader = one.submit(() -> readAndCheckBig(at));
         Thread.sleep(25_000);
         assertThat(reader.isDone()).as("the reader waits for the source").isFalse();
-        assertThat(at.get()).isZero();
-        s3.answerAgain();
-        assertThat(reader.get(120, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(256L * MIB);
+        assertThat(at.get() - stoppedAt)
+            .as("no more than what was fetched before the stop")
+            .isLessThanOrEqualTo(after == 0 ? 0 : 64L * MIB);
       } finally {
         s3.answerAgain();
-        one.shutdownNow();
       }
-      var src = stats().path("source_requests");
-      assertThat(src.path("retries").asLong()).isPositive();
-      assertThat(src.path("failed_after_retries").asLong()).isZero();
+      assertThat(reader.get(120, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(256L * MIB);
+    } finally {
+      s3.answerAgain();
+      one.shutdownNow();
     }
+    var src = stats().path("source_requests");
+    assertThat(src.path("retries").asLong()).as("GETs the hang caught, tried again").isPositive();
+    assertThat(src.path("failed_after_retries").asLong()).isZero();
+    return src;
   }
 
   @Test
