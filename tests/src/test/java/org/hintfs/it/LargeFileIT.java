@@ -197,9 +197,13 @@ class LargeFileIT {
       try {
         Thread.sleep(25_000);
         assertThat(reader.isDone()).as("the reader waits for the source").isFalse();
+        // No more than what was fetched before the stop: read-ahead's window (16 blocks) ends
+        // past the block of the kernel's last READ, which may be one block past the reader's (the
+        // kernel reads ahead of it), and the reader may stand anywhere in its own block: 18
+        // blocks at most (a CI run read 65 MiB against the 64 this asserted before).
         assertThat(at.get() - stoppedAt)
             .as("no more than what was fetched before the stop")
-            .isLessThanOrEqualTo(after == 0 ? 0 : 64L * MIB);
+            .isLessThanOrEqualTo(after == 0 ? 0 : 64L * MIB + 2L * BLOCK);
       } finally {
         s3.answerAgain();
       }
