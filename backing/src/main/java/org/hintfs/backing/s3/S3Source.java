@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -344,8 +345,53 @@ public final class S3Source implements DatasetSource {
     gets.increment();
   }
 
-  /** How long a presigned GET's URL is valid: it is used at once, so any span past a skew. */
+  /** How long a presigned GET's URL is valid. */
   private static final int PRESIGN_SECONDS = 15 * 60;
+
+  /**
+   * How long a presigned URL is used again for its key: a third of its validity, so it has at least
+   * ten minutes left when sent. Signing costs more than a 4 MiB block's GET takes on the wire
+   * (minio-java's canonical request, HMAC and URL building: 9% of the daemon's CPU over a large
+   * file's first read, and much of what the JIT compiled meanwhile; BENCHMARKS.md).
+   */
+  static final long PRESIGN_REUSE_NANOS = TimeUnit.SECONDS.toNanos(PRESIGN_SECONDS / 3);
+
+  /** Keys whose presigned URLs are kept at most (the readers' files read ahead at once). */
+  static final int PRESIGNED_KEPT = 1024;
+
+  /** A presigned GET's URL for a key, and when it was signed ({@link System#nanoTime}). */
+  private record Signed(URI url, long signedAt) {}
+
+  private final ConcurrentHashMap<String, Signed> signed = new ConcurrentHashMap<>();
+  private final LongAdder presigns = new LongAdder();
+
+  /**
+   * A presigned GET's URL for {@code key}: the one signed for it within {@link
+   * #PRESIGN_REUSE_NANOS}, else a new one. The range and If-Match go as headers, which the
+   * signature does not cover, so one URL serves every block of a file.
+   */
+  private URI presigned(String key) throws MinioException {
+    long now = System.nanoTime();
+    Signed s = signed.get(key);
+    if (s != null && now - s.signedAt < PRESIGN_REUSE_NANOS) {
+      return s.url;
+    }
+    URI url =
+        URI.create(
+            client.getPresignedObjectUrl(
+                GetPresignedObjectUrlArgs.builder()
+                    .method(Http.Method.GET)
+                    .bucket(bucket)
+                    .object(key)
+                    .expiry(PRESIGN_SECONDS)
+                    .build()));
+    presigns.increment();
+    if (signed.size() >= PRESIGNED_KEPT) {
+      signed.clear(); // bounded; those still read are signed again at their next block
+    }
+    signed.put(key, new Signed(url, now));
+    return url;
+  }
 
   /**
    * A GET into native memory over plain HTTP (PlainHttpGets), no copy through the heap: the bytes
@@ -364,15 +410,7 @@ public final class S3Source implements DatasetSource {
       throws IOException {
     URI url;
     try {
-      url =
-          URI.create(
-              client.getPresignedObjectUrl(
-                  GetPresignedObjectUrlArgs.builder()
-                      .method(Http.Method.GET)
-                      .bucket(bucket)
-                      .object(key)
-                      .expiry(PRESIGN_SECONDS)
-                      .build()));
+      url = presigned(key);
     } catch (MinioException | RuntimeException e) {
       log.debug("cannot presign GET {}: {}", key, e.toString());
       plainAskedAgain.increment();
@@ -384,6 +422,7 @@ public final class S3Source implements DatasetSource {
       dst.position(start); // a retry starts the body again
       int n = plain.get(url, offset, want, etag, dst);
       if (n == PlainHttpGets.NOT_READ) {
+        signed.remove(key); // an error status may be the URL's (expired, a skewed clock): sign anew
         dst.position(start);
         plainAskedAgain.increment();
         return null;
@@ -444,6 +483,7 @@ public final class S3Source implements DatasetSource {
     m.put("bytes", bytesRead.sum());
     m.put("plainGets", plainGets.sum());
     m.put("plainAskedAgain", plainAskedAgain.sum());
+    m.put("presigns", presigns.sum());
     m.put("retries", retries.retries.sum());
     m.put("failedAfterRetries", retries.failures.sum());
     return m;
