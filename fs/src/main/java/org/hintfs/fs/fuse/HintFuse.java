@@ -7,6 +7,8 @@ import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
 import jnr.ffi.Struct;
+import jnr.ffi.annotations.Delegate;
+import jnr.ffi.provider.ClosureManager;
 import jnr.ffi.types.dev_t;
 import jnr.ffi.types.gid_t;
 import jnr.ffi.types.mode_t;
@@ -62,8 +64,59 @@ public final class HintFuse extends FuseStubFS {
     // The callbacks of every cached open (getattr, open, read, release) with reused structs.
     fuseOperations.getattr.set((path, stbuf) -> getattr(path, stat(stbuf)));
     fuseOperations.open.set((path, fi) -> open(path, info(fi)));
-    fuseOperations.read.set((path, buf, size, off, fi) -> read(path, buf, size, off, info(fi)));
-    fuseOperations.release.set((path, fi) -> release(path, info(fi)));
+    byHandleRead =
+        (path, buf, size, off, fi) -> {
+          try {
+            return fs.read(info(fi).fh.get(), off, (int) size, new ReplySink(buf));
+          } catch (Throwable t) {
+            return fail("read", path.getString(0), t);
+          }
+        };
+    byHandleRelease =
+        (path, fi) -> {
+          try {
+            release(info(fi));
+            return 0;
+          } catch (Throwable t) {
+            return fail("release", path.getString(0), t);
+          }
+        };
+    ClosureManager closures = fuseOperations.getRuntime().getClosureManager();
+    readCallback = closures.getClosurePointer(ByHandleRead.class, byHandleRead);
+    releaseCallback = closures.getClosurePointer(ByHandleRelease.class, byHandleRelease);
+    fuseOperations.read.getMemory().putPointer(fuseOperations.read.offset(), readCallback);
+    fuseOperations.release.getMemory().putPointer(fuseOperations.release.offset(), releaseCallback);
+  }
+
+  /**
+   * libfuse's read, its path left undecoded: a read is served by its handle, and jnr-fuse's own
+   * callback decoded every READ's path into a String (2% of the daemon's CPU over a large file's
+   * first read: 8,192 READs a GiB). The path is decoded only for an error's record.
+   */
+  public interface ByHandleRead {
+    @Delegate
+    int read(Pointer path, Pointer buf, @size_t long size, @off_t long offset, Pointer fi);
+  }
+
+  /** libfuse's release, its path left undecoded (as {@link ByHandleRead}). */
+  public interface ByHandleRelease {
+    @Delegate
+    int release(Pointer path, Pointer fi);
+  }
+
+  /** Held here: libfuse calls them for as long as the mount lives. */
+  final ByHandleRead byHandleRead;
+
+  final ByHandleRelease byHandleRelease;
+
+  private final Pointer readCallback;
+  private final Pointer releaseCallback;
+
+  /** True if libfuse's operations hold the by-handle read and release. */
+  boolean servesByHandle() {
+    Pointer ops = fuseOperations.read.getMemory();
+    return ops.getAddress(fuseOperations.read.offset()) == readCallback.address()
+        && ops.getAddress(fuseOperations.release.offset()) == releaseCallback.address();
   }
 
   /** This thread's {@link FileStat}, over {@code memory}. */
@@ -235,13 +288,17 @@ public final class HintFuse extends FuseStubFS {
   @Override
   public int release(String path, FuseFileInfo fi) {
     try {
-      // The caller's pid matters to a control handle only (its last line is applied for it): the
-      // context is not asked for on every release.
-      fs.release(fi.fh.get(), () -> getContext().pid.get());
+      release(fi);
       return 0;
     } catch (Throwable t) {
       return fail("release", path, t);
     }
+  }
+
+  private void release(FuseFileInfo fi) {
+    // The caller's pid matters to a control handle only (its last line is applied for it): the
+    // context is not asked for on every release.
+    fs.release(fi.fh.get(), () -> getContext().pid.get());
   }
 
   @Override
