@@ -74,13 +74,14 @@ public final class LmdbStore implements AutoCloseable {
 
   /**
    * A payload for {@link #put}. From {@link #OFF_HEAP_MIN} up (a large file's blocks) it waits
-   * outside the heap, as the RAM tier's copy (a reference on it) or else as a copy of its own, its
-   * CRC32C computed from the heap array it came as, when it is made: before the index's lock is
-   * taken, never under it. A unit waits for the disk long enough to outlive young collections, and
-   * each one that found a large one on the heap copied it (to the old generation, which grew by
-   * each: 8 readers of 1 GiB of shards took 1.15-1.25 s of collector pauses and left a 900-1,000 MB
-   * heap). A smaller one stays on the heap and is checksummed by the writer, as before; so does a
-   * large one when malloc fails.
+   * outside the heap, as the RAM tier's copy (a reference on it) or else as a copy of its own; the
+   * writer takes its CRC32C piece by piece as it copies it into LMDB's pages (taken over the whole
+   * block beforehand, on the fetching thread, it was 7-10% of the daemon's CPU over a large file's
+   * first read). A unit waits for the disk long enough to outlive young collections, and each one
+   * that found a large one on the heap copied it (to the old generation, which grew by each: 8
+   * readers of 1 GiB of shards took 1.15-1.25 s of collector pauses and left a 900-1,000 MB heap).
+   * A smaller one stays on the heap and is checksummed by the writer, as before; so does a large
+   * one when malloc fails.
    *
    * <p>Whoever makes one releases it unless a put took it ({@link #releaseUnlessTaken}); a put that
    * took it is released once, by whoever takes it off the queue: the writer, or {@link #down}.
@@ -89,7 +90,6 @@ public final class LmdbStore implements AutoCloseable {
     final int length;
     private final NativeBytes off;
     private final byte[] heap;
-    private final int crc;
     private final java.util.concurrent.atomic.AtomicBoolean released =
         new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean taken;
@@ -100,19 +100,14 @@ public final class LmdbStore implements AutoCloseable {
       this.length = b.length;
       this.off = held == null ? null : NativeBytes.copyOf(b, held);
       this.heap = off == null ? b : null;
-      this.crc = off == null ? 0 : StoredValue.crc(b);
       this.sharedCount = null;
     }
 
-    /**
-     * A payload that shares {@code shared} (a reference taken on it), whose bytes' CRC32C is {@code
-     * crc}.
-     */
-    private Payload(NativeBytes shared, int crc, java.util.concurrent.atomic.AtomicLong count) {
+    /** A payload that shares {@code shared} (a reference taken on it). */
+    private Payload(NativeBytes shared, java.util.concurrent.atomic.AtomicLong count) {
       this.length = shared.length();
       this.off = shared;
       this.heap = null;
-      this.crc = crc;
       this.sharedCount = count;
       count.addAndGet(length);
     }
@@ -127,12 +122,15 @@ public final class LmdbStore implements AutoCloseable {
       return off != null;
     }
 
-    /** Writes the stored value (header, payload) into {@code v}, LMDB's reserved room for it. */
+    /**
+     * Writes the stored value (header, payload) into {@code v}, LMDB's reserved room for it; the
+     * writer takes the CRC32C of a native payload as it copies it (no caller's thread pays for it).
+     */
     void writeTo(ByteBuffer v, CacheKey key, long versionHash) {
       if (heap != null) {
         StoredValue.write(v, key, versionHash, heap);
       } else {
-        StoredValue.write(v, key, versionHash, crc, off);
+        StoredValue.write(v, key, versionHash, off);
       }
     }
 
@@ -169,7 +167,7 @@ public final class LmdbStore implements AutoCloseable {
       return new Payload(b, null);
     }
     if (shared != null && shared.acquire()) {
-      return new Payload(shared, StoredValue.crc(b), queuedShared);
+      return new Payload(shared, queuedShared);
     }
     return new Payload(b, queuedNative);
   }
@@ -180,7 +178,7 @@ public final class LmdbStore implements AutoCloseable {
    * freed meanwhile. The caller holds a reference while this runs.
    */
   Payload payload(NativeBytes shared) {
-    return shared.acquire() ? new Payload(shared, StoredValue.crc(shared), queuedShared) : null;
+    return shared.acquire() ? new Payload(shared, queuedShared) : null;
   }
 
   /** {@code b} as a payload left on the heap (no copy, no checksum until the writer's). */

@@ -43,29 +43,45 @@ final class StoredValue {
     return (int) crc.getValue();
   }
 
-  /**
-   * The CRC32C of a payload in native memory, computed where it lies; the caller holds a reference
-   * on it.
-   */
-  static int crc(NativeBytes payload) {
-    CRC32C crc = new CRC32C();
-    crc.update(payload.buffer());
-    return (int) crc.getValue();
-  }
-
   /** {@link #write}, its CRC32C ({@link #crc}) computed before. */
   static void write(ByteBuffer dst, CacheKey key, long versionHash, int crc, byte[] payload) {
     header(dst, key, versionHash, crc, payload.length).put(payload);
   }
 
-  /** {@link #write} of a payload in native memory, copied from where it lies. */
-  static void write(ByteBuffer dst, CacheKey key, long versionHash, int crc, NativeBytes payload) {
-    header(dst, key, versionHash, crc, payload.length());
-    long to = NativeSink.address(dst) + dst.position();
-    if (!payload.copyTo(0, payload.length(), (from, n) -> MEMORY.copyMemory(from, to, n))) {
+  /**
+   * How much of a payload in native memory is copied before its CRC32C is taken over what landed,
+   * while it is still in the CPU's cache.
+   */
+  static final int CHECK_PIECE = 64 << 10;
+
+  /**
+   * {@link #write} of a payload in native memory: copied from where it lies {@link #CHECK_PIECE} at
+   * a time, each piece's CRC32C taken over the copy it just made (in cache: about half the cost of
+   * a pass over 4 MiB that has left it), the header last.
+   */
+  static void write(ByteBuffer dst, CacheKey key, long versionHash, NativeBytes payload) {
+    int at = dst.position();
+    int body = at + HEADER;
+    int length = payload.length();
+    long to = NativeSink.address(dst) + body;
+    CRC32C crc = new CRC32C();
+    ByteBuffer landed = dst.duplicate();
+    boolean copied =
+        payload.copyTo(
+            0,
+            length,
+            (from, n) -> {
+              for (int done = 0; done < n; done += CHECK_PIECE) {
+                int k = Math.min(CHECK_PIECE, n - done);
+                MEMORY.copyMemory(from + done, to + done, k);
+                crc.update(landed.limit(body + done + k).position(body + done));
+              }
+            });
+    if (!copied) {
       throw new IllegalStateException("a queued payload was freed before it was written");
     }
-    dst.position(dst.position() + payload.length());
+    header(dst, key, versionHash, (int) crc.getValue(), length);
+    dst.position(body + length);
   }
 
   private static final com.kenai.jffi.MemoryIO MEMORY = com.kenai.jffi.MemoryIO.getInstance();
