@@ -5,14 +5,15 @@
 # direct; the dataset of large-file-bench.sh (1 GiB file and 8 shards of 128 MiB, made here if
 # WORKDIR has none). Per round: a fresh mount with an empty cache; unless FRESH=1, the 8 shards are
 # read first (a warm mount: JIT and the RAM tier's first fill done); the page cache dropped; the
-# 1 GiB file read by dd bs=1M with the profiler on.
+# 1 GiB file read by dd bs=1M with the profiler on. READERS=8: the other way round, the 1 GiB file
+# read first and the 8 shards by 8 dd at once with the profiler on.
 # Prints per round: MB/s, the daemon's CPU s by thread, the profile's share by thread, its top
 # frames by self time, and the Java methods that hold the most samples. Keeps the stacks in
 # WORKDIR/profile-N.collapsed (one line per stack, for flame graphs).
 # async-profiler 4.1 (linux-x64) comes from Maven Central on first use into WORKDIR/async-profiler
 # (not a dependency of hintfs). The daemon runs as setup.sh leaves it (its jar's AOT cache, built
 # into WORKDIR/aot first).
-# Env: HINTFS_JAR (default the build's), ROUNDS (1), FRESH (0), TOP (20).
+# Env: HINTFS_JAR (default the build's), ROUNDS (1), FRESH (0), READERS (1 or 8), TOP (20).
 # Usage: tests/bench/large-read-profile.sh [WORKDIR] (root; after mvn package and test-compile)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -67,8 +68,12 @@ for r in $(seq "$rounds"); do
   mount_fs hintfs "$port" s3p "$work/mnt" "$work/cache"
   pid=$(pgrep -f "java.*$work/mnt" | head -1)
   jcmd=$(dirname "$(readlink -f "/proc/$pid/exe")")/jcmd
+  shards=("$work"/mnt/n00000000/shard-{0..7}.tar)
+  big=$work/mnt/n00000000/big.bin
+  if [[ ${READERS:-1} == 8 ]]; then warm=("$big") measured=("${shards[@]}"); else
+    warm=("${shards[@]}") measured=("$big"); fi
   if [[ ${FRESH:-0} != 1 ]]; then
-    for i in 0 1 2 3 4 5 6 7; do dd if="$work/mnt/n00000000/shard-$i.tar" of=/dev/null bs=1M status=none; done
+    for f in "${warm[@]}"; do dd if="$f" of=/dev/null bs=1M status=none; done
   fi
   drop
   out=$work/profile-$r.collapsed
@@ -76,12 +81,14 @@ for r in $(seq "$rounds"); do
   "$jcmd" "$pid" JVMTI.agent_load "$ap" '"start,event=cpu,interval=1ms,threads"' >/dev/null
   threads "$pid" "$work/t0.json"
   t0=$EPOCHREALTIME
-  dd if="$work/mnt/n00000000/big.bin" of=/dev/null bs=1M status=none
+  pids=()
+  for f in "${measured[@]}"; do dd if="$f" of=/dev/null bs=1M status=none & pids+=($!); done
+  wait "${pids[@]}" # not S3Proxy's
   t1=$EPOCHREALTIME
   cpu=$(threads "$pid" "$work/t1.json" "$work/t0.json")
   "$jcmd" "$pid" JVMTI.agent_load "$ap" "\"stop,collapsed,threads,file=$out\"" >/dev/null
   "$hintfs" unmount "$work/mnt"
-  echo "round $r ($([[ ${FRESH:-0} == 1 ]] && echo "a fresh mount" || echo "a warm mount")): first read $(/usr/bin/python3 -c "print(round(1073741824 / 1e6 / ($t1 - $t0)))") MB/s"
+  echo "round $r ($([[ ${FRESH:-0} == 1 ]] && echo "a fresh mount" || echo "a warm mount"), ${#measured[@]} reader(s)): first read $(/usr/bin/python3 -c "print(round(1073741824 / 1e6 / ($t1 - $t0)))") MB/s"
   echo "$cpu"
   /usr/bin/python3 - "$out" "$top" <<'PY'
 import collections, re, sys

@@ -74,10 +74,13 @@ public final class LmdbStore implements AutoCloseable {
 
   /**
    * A payload for {@link #put}. From {@link #OFF_HEAP_MIN} up (a large file's blocks) it waits
-   * outside the heap, as the RAM tier's copy (a reference on it) or else as a copy of its own; the
-   * writer takes its CRC32C piece by piece as it copies it into LMDB's pages (taken over the whole
-   * block beforehand, on the fetching thread, it was 7-10% of the daemon's CPU over a large file's
-   * first read). A unit waits for the disk long enough to outlive young collections, and each one
+   * outside the heap, as the RAM tier's copy (a reference on it) or else as a copy of its own. Its
+   * CRC32C is taken by the writer, piece by piece as it copies it into LMDB's pages (taken over the
+   * whole block beforehand, on the fetching thread, it was 7-10% of the daemon's CPU over a large
+   * file's first read), except for one that shares the RAM tier's copy of a unit fetched as an
+   * array: that one's is taken over the array when it is made, outside the index's lock, so that a
+   * RAM copy that is not those bytes (another version's, put meanwhile) is stored as damaged and
+   * never served. A unit waits for the disk long enough to outlive young collections, and each one
    * that found a large one on the heap copied it (to the old generation, which grew by each: 8
    * readers of 1 GiB of shards took 1.15-1.25 s of collector pauses and left a 900-1,000 MB heap).
    * A smaller one stays on the heap and is checksummed by the writer, as before; so does a large
@@ -87,9 +90,16 @@ public final class LmdbStore implements AutoCloseable {
    * took it is released once, by whoever takes it off the queue: the writer, or {@link #down}.
    */
   static final class Payload {
+    /** No CRC32C taken yet: the writer takes it as it copies the payload. */
+    static final long WRITER_CHECKS = -1;
+
     final int length;
     private final NativeBytes off;
     private final byte[] heap;
+
+    /** The CRC32C of the bytes it stands for, or {@link #WRITER_CHECKS}: the writer takes it. */
+    private final long crc;
+
     private final java.util.concurrent.atomic.AtomicBoolean released =
         new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean taken;
@@ -100,14 +110,19 @@ public final class LmdbStore implements AutoCloseable {
       this.length = b.length;
       this.off = held == null ? null : NativeBytes.copyOf(b, held);
       this.heap = off == null ? b : null;
+      this.crc = WRITER_CHECKS; // its own copy of b, or b itself
       this.sharedCount = null;
     }
 
-    /** A payload that shares {@code shared} (a reference taken on it). */
-    private Payload(NativeBytes shared, java.util.concurrent.atomic.AtomicLong count) {
+    /**
+     * A payload that shares {@code shared} (a reference taken on it); {@code crc} the CRC32C of the
+     * bytes it must hold, or {@link #WRITER_CHECKS} for whatever it holds.
+     */
+    private Payload(NativeBytes shared, long crc, java.util.concurrent.atomic.AtomicLong count) {
       this.length = shared.length();
       this.off = shared;
       this.heap = null;
+      this.crc = crc;
       this.sharedCount = count;
       count.addAndGet(length);
     }
@@ -129,8 +144,10 @@ public final class LmdbStore implements AutoCloseable {
     void writeTo(ByteBuffer v, CacheKey key, long versionHash) {
       if (heap != null) {
         StoredValue.write(v, key, versionHash, heap);
-      } else {
+      } else if (crc == WRITER_CHECKS) {
         StoredValue.write(v, key, versionHash, off);
+      } else {
+        StoredValue.write(v, key, versionHash, (int) crc, off);
       }
     }
 
@@ -167,7 +184,7 @@ public final class LmdbStore implements AutoCloseable {
       return new Payload(b, null);
     }
     if (shared != null && shared.acquire()) {
-      return new Payload(shared, queuedShared);
+      return new Payload(shared, StoredValue.crc(b) & 0xffffffffL, queuedShared);
     }
     return new Payload(b, queuedNative);
   }
@@ -178,7 +195,7 @@ public final class LmdbStore implements AutoCloseable {
    * freed meanwhile. The caller holds a reference while this runs.
    */
   Payload payload(NativeBytes shared) {
-    return shared.acquire() ? new Payload(shared, queuedShared) : null;
+    return shared.acquire() ? new Payload(shared, Payload.WRITER_CHECKS, queuedShared) : null;
   }
 
   /** {@code b} as a payload left on the heap (no copy, no checksum until the writer's). */

@@ -49,6 +49,19 @@ final class StoredValue {
   }
 
   /**
+   * {@link #write} of a payload in native memory whose CRC32C the caller took before (over the
+   * bytes it vouches for), copied from where it lies.
+   */
+  static void write(ByteBuffer dst, CacheKey key, long versionHash, int crc, NativeBytes payload) {
+    header(dst, key, versionHash, crc, payload.length());
+    long to = NativeSink.address(dst) + dst.position();
+    if (!payload.copyTo(0, payload.length(), (from, n) -> MEMORY.copyMemory(from, to, n))) {
+      throw new IllegalStateException("a queued payload was freed before it was written");
+    }
+    dst.position(dst.position() + payload.length());
+  }
+
+  /**
    * How much of a payload in native memory is copied before its CRC32C is taken over what landed,
    * while it is still in the CPU's cache.
    */

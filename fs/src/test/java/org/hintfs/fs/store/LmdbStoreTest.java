@@ -109,6 +109,34 @@ class LmdbStoreTest {
   }
 
   @Test
+  void nativePayloads_checkedAsTheWriterCopiesThem_butARamCopyThatIsNotTheArrayIsStoredDamaged()
+      throws Exception {
+    // A block fetched into native memory: the writer takes its CRC32C as it copies it, in pieces
+    // (a length that is no multiple of them).
+    byte[] fetched = random(LmdbStore.OFF_HEAP_MIN + StoredValue.CHECK_PIECE / 3, 8);
+    NativeBytes inRam = NativeBytes.copyOf(fetched, new java.util.concurrent.atomic.AtomicLong());
+    // A block fetched as an array whose RAM copy, looked up to share, holds other bytes (another
+    // version's, put meanwhile): its CRC32C is the array's, so the entry is never served.
+    byte[] array = random(LmdbStore.OFF_HEAP_MIN, 9);
+    NativeBytes notIt =
+        NativeBytes.copyOf(random(array.length, 10), new java.util.concurrent.atomic.AtomicLong());
+    CacheKey kf = CacheKey.of("s/fetched.tar", 1);
+    CacheKey ka = CacheKey.of("s/array.tar", 1);
+    long vh = CacheKey.versionHash("etag");
+    try (LmdbStore s = new LmdbStore(dir, MAP, bytes -> {}, 16L << 20)) {
+      LmdbStore.Payload pf = s.payload(inRam);
+      LmdbStore.Payload pa = s.payload(array, notIt);
+      assertThat(s.put(kf, vh, pf, 1, "s/fetched.tar")).isTrue();
+      assertThat(s.put(ka, vh, pa, 1, "s/array.tar")).isTrue();
+      inRam.release();
+      notIt.release();
+      s.flush();
+      assertThat(s.get(kf, vh, fetched.length).payload()).isEqualTo(fetched);
+      assertThat(s.get(ka, vh, array.length).check()).isEqualTo(StoredValue.Check.CORRUPT);
+    }
+  }
+
+  @Test
   void aPutIsServedAtOnce_andAfterCommit_andAfterReopen() throws Exception {
     byte[] payload = random(10_000, 1);
     CacheKey key = CacheKey.of("cls/a.jpg", 0);
