@@ -112,8 +112,41 @@ public record MountConfig(
   /** 8 MiB: 70x an ImageNet JPEG, small enough that 64 concurrent opens stay under 512 MiB. */
   public static final int DEFAULT_WHOLE_OBJECT_LIMIT = 8 << 20;
 
-  /** 4 MiB: 32 kernel reads of 128 KiB per block, one source request per block. */
-  public static final int DEFAULT_BLOCK_SIZE = 4 << 20;
+  /**
+   * 8 MiB: one source request per block, as mountpoint-s3's parts (8 MiB) and s3fs's (10 MB); 64
+   * kernel reads of 128 KiB. 4 MiB blocks (the default before) cost S3Proxy a third more CPU per
+   * GiB on a first read and read it at 0.8x (BENCHMARKS.md, issue 38); a random reader fetches a
+   * whole block per read it lands in ({@code --block-size 1M} for HDF5-like lookups).
+   */
+  public static final int DEFAULT_BLOCK_SIZE = 8 << 20;
+
+  /** The smallest {@code --block-size}. */
+  public static final int MIN_BLOCK_SIZE = 1 << 20;
+
+  /**
+   * The largest {@code --block-size}: under glibc's mmap threshold as hintfs sets it (32 MiB), so
+   * that the LMDB writer's buffer for a block is reused, not mapped afresh.
+   */
+  public static final int MAX_BLOCK_SIZE = 16 << 20;
+
+  /**
+   * {@code --block-size}: a power of two from {@link #MIN_BLOCK_SIZE} to {@link #MAX_BLOCK_SIZE}.
+   *
+   * @throws IllegalArgumentException with the line to show the user
+   */
+  public static int parseBlockSize(String text) {
+    long b;
+    try {
+      b = Sizes.parse(text, 1);
+    } catch (IllegalArgumentException e) {
+      b = 0;
+    }
+    if (b < MIN_BLOCK_SIZE || b > MAX_BLOCK_SIZE || Long.bitCount(b) != 1 || text.endsWith("%")) {
+      throw new IllegalArgumentException(
+          "--block-size must be a power of two from 1M to 16M (e.g. 8M), not '" + text + "'");
+    }
+    return (int) b;
+  }
 
   /**
    * 64 source reads in flight (the readers' misses and the prefetcher's together; each prefetch
@@ -215,6 +248,12 @@ public record MountConfig(
 
     public Builder policy(String name) {
       this.policy = name;
+      return this;
+    }
+
+    /** {@code --block-size}: large files are cached in blocks of this many bytes. */
+    public Builder blockSize(int bytes) {
+      this.blockSize = bytes;
       return this;
     }
 

@@ -207,10 +207,10 @@ class MountIT {
   @Test
   @Order(4)
   void directReadsThatSpanTwoCacheBlocks_getEveryByte() throws Exception {
-    // Files over 8 MiB are cached in 4 MiB blocks. O_DIRECT reads reach hintfs at the reader's
+    // Files over 8 MiB are cached in 8 MiB blocks. O_DIRECT reads reach hintfs at the reader's
     // offsets (page-cache reads may never straddle a block): one read, two blocks, every byte.
     byte[] want = Files.readAllBytes(src.resolve("big.bin"));
-    int block = 4 << 20;
+    int block = 8 << 20;
     ByteBuffer buf = ByteBuffer.allocateDirect(256 << 10).alignedSlice(64 << 10);
     try (FileChannel ch =
         FileChannel.open(

@@ -53,6 +53,7 @@ final class ForegroundMount {
             .ramCacheBytes(Sizes.parse(c.ramCache, 0))
             .pageCacheReach(c.pageCacheReachBytes())
             .writeQueueBytes(c.writeQueueBytes())
+            .blockSize(MountConfig.parseBlockSize(c.blockSize))
             .policy(c.policy)
             .fuse(c.debugFuse, c.fuseOptions)
             .tracePath(c.trace == null ? null : c.trace.toAbsolutePath())

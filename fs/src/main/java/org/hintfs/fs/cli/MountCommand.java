@@ -219,6 +219,17 @@ final class MountCommand implements Callable<Integer> {
   }
 
   @Option(
+      names = "--block-size",
+      paramLabel = "SIZE",
+      defaultValue = "8M",
+      description =
+          "files over 8 MiB are cached, and fetched from the source, in blocks of SIZE: one"
+              + " ranged GET per block, a random read fetching its whole block (a power of two"
+              + " from 1M to 16M; default: ${DEFAULT-VALUE}; a disk cache cut in another size"
+              + " drops its blocks at mount)")
+  String blockSize;
+
+  @Option(
       names = "--write-queue",
       paramLabel = "SIZE",
       defaultValue = "auto",
@@ -445,6 +456,7 @@ final class MountCommand implements Callable<Integer> {
       Sizes.parse(ramCache, 1);
       pageCacheReachBytes();
       writeQueueBytes();
+      MountConfig.parseBlockSize(blockSize);
       Policies.create(policy, 1);
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());

@@ -72,7 +72,13 @@ public final class Mount {
             new ClusterPeerTier(
                 ClusterMember.join(
                     config.cluster(),
-                    source.describe() + " (" + catalog.fingerprint() + ")",
+                    // The block size too: members cut in other sizes would serve other bytes.
+                    source.describe()
+                        + " ("
+                        + catalog.fingerprint()
+                        + ", blocks of "
+                        + (config.blockSize() >> 20)
+                        + " MiB)",
                     home));
       } catch (ClusterRefusedException e) {
         throw new IllegalArgumentException(e.getMessage(), e);

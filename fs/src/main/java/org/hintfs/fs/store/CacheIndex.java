@@ -94,10 +94,15 @@ public final class CacheIndex {
     this.rekeyer = new Rekeyer(this, residency);
   }
 
-  /** Rebuilds the accounting from the store's index; drops what the source no longer matches. */
+  /**
+   * Rebuilds the accounting from the store's index; drops what the source no longer matches, and
+   * the blocks of large files cut in another block size than this mount's ({@code --block-size}):
+   * their length tells, and past block 0 their key, which that size salted ({@link CacheKey}).
+   */
   void recover() {
     int[] kept = {0};
     int[] dropped = {0};
+    int[] blocksDropped = {0};
     store.scanMeta(
         m -> {
           int id = catalog.lookup(m.path());
@@ -107,6 +112,11 @@ public final class CacheIndex {
                   && CacheKey.versionHash(catalog.versionTag(id)) == m.versionHash()
                   && m.block() >= 0
                   && m.block() < units.blockCount(id);
+          if (valid && units.isBlocked(id) && !units.cutAsHere(id, m)) {
+            store.delete(new CacheKey(m.key(), 0));
+            blocksDropped[0]++;
+            return;
+          }
           if (!valid) {
             store.delete(new CacheKey(m.key(), 0));
             dropped[0]++;
@@ -128,6 +138,13 @@ public final class CacheIndex {
           residency.used(),
           residency.capacity(),
           dropped[0]);
+      if (blocksDropped[0] > 0) {
+        log.info(
+            "{} blocks of large files dropped: they were cut in another block size than this"
+                + " mount's {} bytes (--block-size), and are fetched again as read",
+            blocksDropped[0],
+            units.blockSize());
+      }
     }
   }
 
@@ -375,7 +392,7 @@ public final class CacheIndex {
       store.delete(CacheKey.of(path, 0));
     } else {
       for (int b = blocks.nextSetBit(0); b >= 0; b = blocks.nextSetBit(b + 1)) {
-        store.delete(CacheKey.of(path, b));
+        store.delete(units.key(path, b));
       }
     }
   }

@@ -16,9 +16,25 @@ record CacheKey(byte[] key, long pathCheck) {
   static final int LENGTH = 20;
 
   static CacheKey of(String path, int block) {
+    return of(path, block, 0);
+  }
+
+  /**
+   * The key of block {@code block} of a file cut in blocks of {@code blockSize}; 0 for a whole
+   * file, block 0 and the first block size (4 MiB), whose keys are as they always were. Any other
+   * size salts the digest (the path, a NUL no path holds, the size): a build that knows no block
+   * size but 4 MiB finds none of these blocks, where under its own key it would serve other bytes
+   * of the file; a mount of another size drops them ({@link Units#cutAsHere}).
+   */
+  static CacheKey of(String path, int block, int blockSize) {
     byte[] d;
     try {
-      d = MessageDigest.getInstance("SHA-256").digest(path.getBytes(StandardCharsets.UTF_8));
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update(path.getBytes(StandardCharsets.UTF_8));
+      if (blockSize != 0) {
+        sha.update(("\0" + blockSize).getBytes(StandardCharsets.US_ASCII));
+      }
+      d = sha.digest();
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }

@@ -190,7 +190,7 @@ public final class TieredCache implements AutoCloseable {
         if (index.isStored(id, u.block())) {
           continue;
         }
-        Unit now = new Unit(catalog, id, u.block(), units.length(id, u.block()), false);
+        Unit now = units.unit(id, u.block(), false);
         if (now.versionHash() != u.versionHash() || now.length() != o.bytes().length()) {
           continue; // the file changed since: its old bytes are not to be stored
         }
@@ -433,10 +433,7 @@ public final class TieredCache implements AutoCloseable {
    * it from the disk tier's map ({@link #copyOut(MappedBlock, long, int, boolean, NativeSink)}).
    */
   public MappedBlock mappedBlock(int id, int block) {
-    Unit u =
-        block == 0
-            ? keys.whole(id, units.length(id, 0))
-            : new Unit(catalog, id, block, units.length(id, block), false);
+    Unit u = block == 0 ? keys.whole(id, units.length(id, 0)) : units.unit(id, block, false);
     return new MappedBlock(u);
   }
 
@@ -517,7 +514,7 @@ public final class TieredCache implements AutoCloseable {
   public byte[] peekForPeer(int id, int block) {
     byte[] b = ram.peek(id, block);
     if (b == null && disk != null) {
-      b = disk.get(new Unit(catalog, id, block, units.length(id, block), true));
+      b = disk.get(units.unit(id, block, true));
     }
     if (b != null) {
       stats.bytesFromCache.add(b.length);
@@ -559,7 +556,7 @@ public final class TieredCache implements AutoCloseable {
     Unit u =
         block == 0 && !forPeer
             ? keys.whole(id, units.length(id, 0))
-            : new Unit(catalog, id, block, units.length(id, block), forPeer).formerHome(formerHome);
+            : units.unit(id, block, forPeer).formerHome(formerHome);
     if (disk != null) {
       b = disk.get(u);
       if (b != null) {
@@ -868,10 +865,7 @@ public final class TieredCache implements AutoCloseable {
     if (ram.contains(id, block) || index.isStored(id, block)) {
       return null;
     }
-    Unit u =
-        block == 0
-            ? keys.whole(id, units.length(id, 0))
-            : new Unit(catalog, id, block, units.length(id, block), false);
+    Unit u = block == 0 ? keys.whole(id, units.length(id, 0)) : units.unit(id, block, false);
     Object r = fetcher.fetchAny(u.ramKey(), () -> fetchIntoRamAndOffer(u), priority);
     if (r instanceof byte[] b) {
       return heldAhead(id, block, b); // joined a fetch into an array, or found it near

@@ -16,16 +16,23 @@ public final class Unit {
   private String formerHome;
   private String path;
   private String version;
+  private final int keySalt;
   private CacheKey key;
   private long versionHash;
   private boolean versionHashed;
 
   Unit(Catalog catalog, int id, int block, int length, boolean forPeer) {
+    this(catalog, id, block, length, forPeer, 0);
+  }
+
+  /** With {@code keySalt} the block size that salts its disk key (0: none; {@link CacheKey}). */
+  Unit(Catalog catalog, int id, int block, int length, boolean forPeer, int keySalt) {
     this.catalog = catalog;
     this.id = id;
     this.block = block;
     this.length = length;
     this.forPeer = forPeer;
+    this.keySalt = keySalt;
   }
 
   /** A unit whose key and version hash are already known ({@link RecentKeys}). */
@@ -104,7 +111,7 @@ public final class Unit {
   /** The unit's key on disk. */
   public CacheKey key() {
     if (key == null) {
-      key = CacheKey.of(path(), block);
+      key = CacheKey.of(path(), block, keySalt);
     }
     return key;
   }

@@ -7,6 +7,12 @@ import org.hintfs.fs.catalog.Catalog;
  * whole length); a larger file is cut into fixed blocks, each a unit of its own.
  */
 final class Units {
+  /**
+   * The block size of every disk cache written before caches recorded theirs (the default until 8
+   * MiB): a cache with no record was cut in it.
+   */
+  static final int FIRST_BLOCK_SIZE = 4 << 20;
+
   private final Catalog catalog;
   private final int wholeObjectLimit;
   private final int blockSize;
@@ -24,6 +30,32 @@ final class Units {
 
   int blockSize() {
     return blockSize;
+  }
+
+  /** The size that salts the keys of a blocked file's blocks after block 0 ({@link CacheKey}). */
+  private int keySalt(int block) {
+    return block == 0 || blockSize == FIRST_BLOCK_SIZE ? 0 : blockSize;
+  }
+
+  /** The disk key of block {@code block} of the file at {@code path} (a blocked one if past 0). */
+  CacheKey key(String path, int block) {
+    return CacheKey.of(path, block, keySalt(block));
+  }
+
+  /**
+   * Whether a stored entry of blocked file {@code id} was cut in this block size: its length is
+   * this size's for its block, and past block 0 its key is this size's. (Block 0's key is the same
+   * in every size, and its length differs in any two sizes that cut the file at all.)
+   */
+  boolean cutAsHere(int id, LmdbStore.Meta m) {
+    return m.charge() == StoredValue.charge(length(id, m.block()))
+        && (m.block() == 0
+            || java.util.Arrays.equals(m.key(), key(catalog.path(id), m.block()).key()));
+  }
+
+  /** Block {@code block} of file {@code id} as a unit, keyed for this block size. */
+  Unit unit(int id, int block, boolean forPeer) {
+    return new Unit(catalog, id, block, length(id, block), forPeer, keySalt(block));
   }
 
   int blockCount(int id) {

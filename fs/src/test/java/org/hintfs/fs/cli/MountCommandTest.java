@@ -60,4 +60,18 @@ class MountCommandTest {
           .hasMessageContaining("'" + bad + "'");
     }
   }
+
+  @Test
+  void blockSize_isAPowerOfTwoFrom1MTo16M_8MByDefault() {
+    assertThat(MountConfig.parseBlockSize(parse("s3://b", "/mnt").blockSize)).isEqualTo(8 << 20);
+    assertThat(MountConfig.parseBlockSize(parse("s3://b", "/mnt", "--block-size", "1M").blockSize))
+        .isEqualTo(1 << 20);
+    assertThat(MountConfig.parseBlockSize("16MiB")).isEqualTo(16 << 20);
+    for (String bad : new String[] {"0", "512K", "32M", "3M", "10%", "big"}) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> MountConfig.parseBlockSize(bad))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage(
+              "--block-size must be a power of two from 1M to 16M (e.g. 8M), not '%s'", bad);
+    }
+  }
 }

@@ -133,6 +133,82 @@ class TieredCacheTest {
   }
 
   /**
+   * A block's key is its file and index, not its offset: a disk cache cut in one block size and
+   * mounted with another would serve other bytes of the file under the same key. Its blocks are
+   * dropped at the mount (their length or their salted key says they are of another size), its
+   * whole files stay, and every byte read comes from where it belongs.
+   */
+  @Test
+  void aDiskCacheCutInAnotherBlockSize_dropsItsBlocks_keepsItsWholeFiles() throws Exception {
+    LargeFile f = new LargeFile("shards/shard-3.tar", 10 * BLOCK + 1234, 34);
+    byte[] small = new byte[4000];
+    new Random(35).nextBytes(small);
+    f.src.put("small.bin", small);
+    Catalog cat = Mount.listCatalog(f.src);
+    int big = cat.lookup("shards/shard-3.tar");
+    int whole = cat.lookup("small.bin");
+    Path dir = tmp.resolve("resized");
+    java.util.function.IntFunction<TieredCache.Config> sized =
+        bs -> new TieredCache.Config(1 << 30, "test", 1 << 20, LIMIT, bs, 16);
+    try (TieredCache c = open(f.src, cat, dir, sized.apply(BLOCK))) {
+      assertThat(readFile(c, cat, big)).isEqualTo(f.bytes);
+      assertThat(c.read(whole, 0)).isEqualTo(small);
+      c.flush();
+      assertThat(c.isFullyCached(big)).isTrue();
+    }
+    // Twice the size: block 1 is now bytes 2-4 x BLOCK, which the old block 2 held.
+    try (TieredCache c = open(f.src, cat, dir, sized.apply(2 * BLOCK))) {
+      assertThat(c.isCached(whole)).isTrue();
+      for (int b = 0; b < 6; b++) {
+        assertThat(c.index().isStored(big, b)).as("block %d", b).isFalse();
+      }
+      assertThat(readFile(c, cat, big, 2 * BLOCK)).isEqualTo(f.bytes);
+      assertThat(c.read(whole, 0)).isEqualTo(small);
+      assertThat(c.misses()).as("the 6 blocks of the new size, not the whole file").isEqualTo(6);
+      c.flush();
+    }
+    // The same size again: nothing dropped, nothing fetched; the old size's entries are gone.
+    try (TieredCache c = open(f.src, cat, dir, sized.apply(2 * BLOCK))) {
+      assertThat(readFile(c, cat, big, 2 * BLOCK)).isEqualTo(f.bytes);
+      assertThat(c.misses()).isZero();
+      assertThat(c.index().cachedFiles()).isEqualTo(2);
+    }
+  }
+
+  /**
+   * A file of 12 MiB in 8 MiB blocks: block 1 is its last 4 MiB. In 4 MiB blocks (the size before
+   * --block-size, and of every build before it) block 1 is also 4 MiB long, its middle third: the
+   * same key and length, other bytes. The 8 MiB size salts the keys past block 0, so a mount in 4
+   * MiB (or a build before --block-size) never finds that block under its key.
+   */
+  @Test
+  void blocksOfAnotherSize_areNeverFoundUnderTheFirstSizesKeys() throws Exception {
+    int mib = 1 << 20;
+    LargeFile f = new LargeFile("shards/twelve.tar", 12 * mib, 36);
+    Path dir = tmp.resolve("unrecorded");
+    java.util.function.IntFunction<TieredCache.Config> sized =
+        bs -> new TieredCache.Config(1 << 30, "test", 0, LIMIT, bs, 16);
+    try (TieredCache c = open(f.src, f.cat, dir, sized.apply(8 * mib))) {
+      assertThat(readFile(c, f.cat, f.id, 8 * mib)).isEqualTo(f.bytes);
+      c.flush();
+      assertThat(c.index().isStored(f.id, 1)).isTrue();
+    }
+    // A build before --block-size looks block 1 up under its 4 MiB key, unsalted: not there.
+    long vh = CacheKey.versionHash(f.cat.versionTag(f.id));
+    try (LmdbStore s = new LmdbStore(dir, 4L << 30, bytes -> {})) {
+      assertThat(s.get(CacheKey.of("shards/twelve.tar", 1), vh, 4 * mib).check()).isNull();
+      assertThat(s.get(CacheKey.of("shards/twelve.tar", 1, 8 * mib), vh, 4 * mib).check())
+          .isEqualTo(StoredValue.Check.OK);
+    }
+    // This build mounted in 4 MiB: the block of 8 MiB dropped at the mount, every byte right.
+    try (TieredCache c = open(f.src, f.cat, dir, sized.apply(Units.FIRST_BLOCK_SIZE))) {
+      assertThat(c.index().isStored(f.id, 1)).isFalse();
+      assertThat(c.read(f.id, 1)).isEqualTo(Arrays.copyOfRange(f.bytes, 4 * mib, 8 * mib));
+      assertThat(readFile(c, f.cat, f.id, 4 * mib)).isEqualTo(f.bytes);
+    }
+  }
+
+  /**
    * The blocks held for the writer are bounded by the write queue's size: the oldest go first, and
    * the next read fetches them (no RAM tier here, so nothing else holds them).
    */
