@@ -13,6 +13,10 @@
 # async-profiler 4.1 (linux-x64) comes from Maven Central on first use into WORKDIR/async-profiler
 # (not a dependency of hintfs). The daemon runs as setup.sh leaves it (its jar's AOT cache, built
 # into WORKDIR/aot first).
+# On a VM whose host backs memory lazily (this project's: virtio-balloon free page reporting), a
+# first touch of memory faults on the host, unseen by the guest's timers: the profile misses that
+# time and /proc's per-thread CPU counts it (the LMDB writer: 0.38 s sampled, 1.57 s in /proc,
+# BENCHMARKS.md, tenth stop). Read the two side by side.
 # Env: HINTFS_JAR (default the build's), ROUNDS (1), FRESH (0), READERS (1 or 8), TOP (20).
 # Usage: tests/bench/large-read-profile.sh [WORKDIR] (root; after mvn package and test-compile)
 set -euo pipefail

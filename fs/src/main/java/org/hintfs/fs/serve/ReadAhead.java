@@ -46,13 +46,13 @@ import org.hintfs.fs.store.TieredCache;
  * dropped when its last handle closes.
  */
 final class ReadAhead implements AutoCloseable {
-  /** 256 MiB in all: the prefetcher's window again, 64 blocks of the default 4 MiB. */
+  /** 256 MiB in all: the prefetcher's window again, 32 blocks of the default 8 MiB. */
   static final long BUDGET = 256L << 20;
 
-  /** 64 MiB ahead of one reader at most: 16 blocks, 16 GETs in flight for one sequential reader. */
+  /** 64 MiB ahead of one reader at most: 8 blocks of 8 MiB, 8 GETs in flight for one reader. */
   static final long MAX_WINDOW = 64L << 20;
 
-  /** Threads that run the fetches: as many as the budget's blocks of the default size. */
+  /** Threads that run the fetches: as many as the budget holds blocks of 4 MiB (32 of 8 MiB). */
   static final int THREADS = 64;
 
   /** Where a file's last reader stopped, kept for this many recently closed files. */
