@@ -98,8 +98,8 @@ class CacheIT {
     r = Hintfs.run("unmount", mnt.toString());
     assertThat(r.rc()).as(r.out()).isZero();
 
-    // Mounted in another block size: the shard's blocks are dropped (under the same keys they
-    // would be other bytes of it), the whole files stay. Every byte still right.
+    // Mounted in another block size: the shard's blocks are dropped (their lengths and keys are
+    // of 8 MiB blocks), the whole files stay. Every byte still right.
     mount("--block-size", "4M");
     readAllAndCompare();
     JsonNode third = stats();

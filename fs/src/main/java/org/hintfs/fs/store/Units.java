@@ -8,8 +8,8 @@ import org.hintfs.fs.catalog.Catalog;
  */
 final class Units {
   /**
-   * The block size of every disk cache written before caches recorded theirs (the default until 8
-   * MiB): a cache with no record was cut in it.
+   * The only block size before {@code --block-size} (4 MiB): its keys are never salted, so the
+   * caches and builds of before keep theirs ({@link CacheKey}).
    */
   static final int FIRST_BLOCK_SIZE = 4 << 20;
 
