@@ -90,15 +90,12 @@ public final class LmdbStore implements AutoCloseable {
    * took it is released once, by whoever takes it off the queue: the writer, or {@link #down}.
    */
   static final class Payload {
-    /** No CRC32C taken yet: the writer takes it as it copies the payload. */
-    static final long WRITER_CHECKS = -1;
-
     final int length;
     private final NativeBytes off;
     private final byte[] heap;
 
-    /** The CRC32C of the bytes it stands for, or {@link #WRITER_CHECKS}: the writer takes it. */
-    private final long crc;
+    /** The CRC32C of the bytes it stands for; null: the writer takes it as it copies them. */
+    private final Integer crc;
 
     private final java.util.concurrent.atomic.AtomicBoolean released =
         new java.util.concurrent.atomic.AtomicBoolean();
@@ -110,15 +107,15 @@ public final class LmdbStore implements AutoCloseable {
       this.length = b.length;
       this.off = held == null ? null : NativeBytes.copyOf(b, held);
       this.heap = off == null ? b : null;
-      this.crc = WRITER_CHECKS; // its own copy of b, or b itself
+      this.crc = null; // its own copy of b, or b itself
       this.sharedCount = null;
     }
 
     /**
      * A payload that shares {@code shared} (a reference taken on it); {@code crc} the CRC32C of the
-     * bytes it must hold, or {@link #WRITER_CHECKS} for whatever it holds.
+     * bytes it must hold, or null for whatever it holds.
      */
-    private Payload(NativeBytes shared, long crc, java.util.concurrent.atomic.AtomicLong count) {
+    private Payload(NativeBytes shared, Integer crc, java.util.concurrent.atomic.AtomicLong count) {
       this.length = shared.length();
       this.off = shared;
       this.heap = null;
@@ -144,10 +141,8 @@ public final class LmdbStore implements AutoCloseable {
     void writeTo(ByteBuffer v, CacheKey key, long versionHash) {
       if (heap != null) {
         StoredValue.write(v, key, versionHash, heap);
-      } else if (crc == WRITER_CHECKS) {
-        StoredValue.write(v, key, versionHash, off);
       } else {
-        StoredValue.write(v, key, versionHash, (int) crc, off);
+        StoredValue.write(v, key, versionHash, off, crc);
       }
     }
 
@@ -184,7 +179,7 @@ public final class LmdbStore implements AutoCloseable {
       return new Payload(b, null);
     }
     if (shared != null && shared.acquire()) {
-      return new Payload(shared, StoredValue.crc(b) & 0xffffffffL, queuedShared);
+      return new Payload(shared, StoredValue.crc(b), queuedShared);
     }
     return new Payload(b, queuedNative);
   }
@@ -195,7 +190,7 @@ public final class LmdbStore implements AutoCloseable {
    * freed meanwhile. The caller holds a reference while this runs.
    */
   Payload payload(NativeBytes shared) {
-    return shared.acquire() ? new Payload(shared, Payload.WRITER_CHECKS, queuedShared) : null;
+    return shared.acquire() ? new Payload(shared, null, queuedShared) : null;
   }
 
   /** {@code b} as a payload left on the heap (no copy, no checksum until the writer's). */

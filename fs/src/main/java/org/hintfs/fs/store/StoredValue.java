@@ -49,19 +49,6 @@ final class StoredValue {
   }
 
   /**
-   * {@link #write} of a payload in native memory whose CRC32C the caller took before (over the
-   * bytes it vouches for), copied from where it lies.
-   */
-  static void write(ByteBuffer dst, CacheKey key, long versionHash, int crc, NativeBytes payload) {
-    header(dst, key, versionHash, crc, payload.length());
-    long to = NativeSink.address(dst) + dst.position();
-    if (!payload.copyTo(0, payload.length(), (from, n) -> MEMORY.copyMemory(from, to, n))) {
-      throw new IllegalStateException("a queued payload was freed before it was written");
-    }
-    dst.position(dst.position() + payload.length());
-  }
-
-  /**
    * How much of a payload in native memory is copied before its CRC32C is taken over what landed,
    * while it is still in the CPU's cache.
    */
@@ -70,9 +57,12 @@ final class StoredValue {
   /**
    * {@link #write} of a payload in native memory: copied from where it lies {@link #CHECK_PIECE} at
    * a time, each piece's CRC32C taken over the copy it just made (in cache: about half the cost of
-   * a pass over 4 MiB that has left it), the header last.
+   * a pass over 4 MiB that has left it), the header last. With {@code vouched} (the CRC32C the
+   * caller took over the bytes it vouches for) no CRC32C is taken: the header carries that one, and
+   * a copy that is not those bytes reads as damaged.
    */
-  static void write(ByteBuffer dst, CacheKey key, long versionHash, NativeBytes payload) {
+  static void write(
+      ByteBuffer dst, CacheKey key, long versionHash, NativeBytes payload, Integer vouched) {
     int at = dst.position();
     int body = at + HEADER;
     int length = payload.length();
@@ -87,13 +77,15 @@ final class StoredValue {
               for (int done = 0; done < n; done += CHECK_PIECE) {
                 int k = Math.min(CHECK_PIECE, n - done);
                 MEMORY.copyMemory(from + done, to + done, k);
-                crc.update(landed.limit(body + done + k).position(body + done));
+                if (vouched == null) {
+                  crc.update(landed.limit(body + done + k).position(body + done));
+                }
               }
             });
     if (!copied) {
       throw new IllegalStateException("a queued payload was freed before it was written");
     }
-    header(dst, key, versionHash, (int) crc.getValue(), length);
+    header(dst, key, versionHash, vouched != null ? vouched : (int) crc.getValue(), length);
     dst.position(body + length);
   }
 

@@ -433,8 +433,13 @@ public final class TieredCache implements AutoCloseable {
    * it from the disk tier's map ({@link #copyOut(MappedBlock, long, int, boolean, NativeSink)}).
    */
   public MappedBlock mappedBlock(int id, int block) {
-    Unit u = block == 0 ? keys.whole(id, units.length(id, 0)) : units.unit(id, block, false);
+    Unit u = unitOf(id, block);
     return new MappedBlock(u);
+  }
+
+  /** Block {@code block} of file {@code id}: block 0 with its key from {@link #keys}. */
+  private Unit unitOf(int id, int block) {
+    return block == 0 ? keys.whole(id, units.length(id, 0)) : units.unit(id, block, false);
   }
 
   /** The length of block {@code block} of file {@code id} (the whole file's for block 0 of one). */
@@ -865,7 +870,7 @@ public final class TieredCache implements AutoCloseable {
     if (ram.contains(id, block) || index.isStored(id, block)) {
       return null;
     }
-    Unit u = block == 0 ? keys.whole(id, units.length(id, 0)) : units.unit(id, block, false);
+    Unit u = unitOf(id, block);
     Object r = fetcher.fetchAny(u.ramKey(), () -> fetchIntoRamAndOffer(u), priority);
     if (r instanceof byte[] b) {
       return heldAhead(id, block, b); // joined a fetch into an array, or found it near
