@@ -35,11 +35,7 @@ before_jar=${HINTFS_BEFORE_JAR:-/tmp/hintfs-38-before.jar}
 fs_list=${FS_LIST:-hintfs hintfs-before rclone s3fs bindfs}
 mib=1048576
 
-if [[ ! -d $work/src ]]; then
-  mkdir -p "$work/src/n00000000"
-  head -c $((1024 * mib)) /dev/urandom >"$work/src/n00000000/big.bin"
-  for i in 0 1 2 3 4 5 6 7; do head -c $((128 * mib)) /dev/urandom >"$work/src/n00000000/shard-$i.tar"; done
-fi
+make_large_dataset "$work"
 mkdir -p "$work/mnt"
 
 # aot_for FS AOT JAR OPTS: WORK/aot-FS, holding JAR's AOT cache for OPTS unless AOT is 0 (empty

@@ -17,18 +17,15 @@
 # first touch of memory faults on the host, unseen by the guest's timers: the profile misses that
 # time and /proc's per-thread CPU counts it (the LMDB writer: 0.38 s sampled, 1.57 s in /proc,
 # BENCHMARKS.md, tenth stop). Read the two side by side.
-# Env: HINTFS_JAR (default the build's), ROUNDS (1), FRESH (0), READERS (1 or 8), TOP (20).
+# AWAY=1: the source behind a fresh DelayProxy per round (S3_DELAY_MS, default 10), as
+# large-file-bench.sh's "10 ms away".
+# Env: HINTFS_JAR (default the build's), ROUNDS (1), FRESH (0), READERS (1 or 8), AWAY (0), TOP (20).
 # Usage: tests/bench/large-read-profile.sh [WORKDIR] (root; after mvn package and test-compile)
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 work=${1:-/tmp/hintfs-largebench}
 rounds=${ROUNDS:-1} top=${TOP:-20}
-mib=1048576
-if [[ ! -d $work/src ]]; then
-  mkdir -p "$work/src/n00000000"
-  head -c $((1024 * mib)) /dev/urandom >"$work/src/n00000000/big.bin"
-  for i in 0 1 2 3 4 5 6 7; do head -c $((128 * mib)) /dev/urandom >"$work/src/n00000000/shard-$i.tar"; done
-fi
+make_large_dataset "$work"
 ap=$work/async-profiler/linux-x64/libasyncProfiler.so
 if [[ ! -f $ap ]]; then
   mvn -B -q dependency:copy -Dartifact=tools.profiler:async-profiler:4.1:jar:linux-x64 \
@@ -42,7 +39,7 @@ export HINTFS_AOT_DIR=$work/aot
 "$hintfs" aot-cache >&2 || echo "large-read-profile: no AOT cache (its build failed)" >&2
 unmount_if_mounted "$work/mnt"
 s3_start "$work"
-trap 'unmount_if_mounted "$work/mnt"; s3_stop "$work"' EXIT
+trap 'unmount_if_mounted "$work/mnt"; s3_stop "$work"; [[ -z ${gpid:-} ]] || kill "$gpid" 2>/dev/null || true' EXIT
 for _ in 1 2 3; do rclone cat s3p:bench/ds/n00000000/big.bin >/dev/null; done # S3Proxy's JIT
 
 # threads PID OUT [BEFORE]: each thread's CPU ticks into OUT (JSON); with BEFORE, prints the CPU s
@@ -57,19 +54,25 @@ for t in os.listdir(f"/proc/{pid}/task"):
     except OSError:
         continue
     f = s[s.rindex(")") + 2:].split()
-    out[t] = (s[s.index("(") + 1:s.rindex(")")], int(f[11]) + int(f[12]))
+    cs = sum(int(l.split()[1]) for l in open(f"/proc/{pid}/task/{t}/status") if "ctxt_switches" in l)
+    out[t] = (s[s.index("(") + 1:s.rindex(")")], int(f[11]) + int(f[12]), cs)
 json.dump(out, open(sys.argv[2], "w"))
 if len(sys.argv) > 3:
-    before, by = json.load(open(sys.argv[3])), collections.Counter()
-    for t, (name, ticks) in out.items():
-        by[re.sub(r"[-#]?\d+$", "", name)] += (ticks - before.get(t, [name, 0])[1]) / os.sysconf("SC_CLK_TCK")
+    before, by, cs = json.load(open(sys.argv[3])), collections.Counter(), collections.Counter()
+    for t, (name, ticks, n) in out.items():
+        b = before.get(t, [name, 0, 0])
+        by[re.sub(r"[-#]?\d+$", "", name)] += (ticks - b[1]) / os.sysconf("SC_CLK_TCK")
+        cs[re.sub(r"[-#]?\d+$", "", name)] += n - b[2]
     print("daemon CPU s %.2f: %s" % (sum(by.values()), ", ".join("%s %.2f" % kv for kv in by.most_common(8) if kv[1] >= 0.01)))
+    print("context switches %d: %s" % (sum(cs.values()), ", ".join("%s %d" % kv for kv in cs.most_common(6))))
 PY
 }
 
 for r in $(seq "$rounds"); do
   rm -rf "$work/cache"
-  mount_fs hintfs "$port" s3p "$work/mnt" "$work/cache"
+  p=$port
+  if [[ ${AWAY:-0} == 1 ]]; then gproxy_start; p=$gport; fi
+  mount_fs hintfs "$p" s3p "$work/mnt" "$work/cache"
   pid=$(pgrep -f "java.*$work/mnt" | head -1)
   jcmd=$(dirname "$(readlink -f "/proc/$pid/exe")")/jcmd
   shards=("$work"/mnt/n00000000/shard-{0..7}.tar)
@@ -92,6 +95,7 @@ for r in $(seq "$rounds"); do
   cpu=$(threads "$pid" "$work/t1.json" "$work/t0.json")
   "$jcmd" "$pid" JVMTI.agent_load "$ap" "\"stop,collapsed,threads,file=$out\"" >/dev/null
   "$hintfs" unmount "$work/mnt"
+  if [[ ${AWAY:-0} == 1 ]]; then gproxy_stop; fi
   echo "round $r ($([[ ${FRESH:-0} == 1 ]] && echo "a fresh mount" || echo "a warm mount"), ${#measured[@]} reader(s)): first read $(/usr/bin/python3 -c "print(round(1073741824 / 1e6 / ($t1 - $t0)))") MB/s"
   echo "$cpu"
   /usr/bin/python3 - "$out" "$top" <<'PY'

@@ -19,6 +19,15 @@ for i in range(int(sys.argv[2])):
 PY
 }
 
+# make_large_dataset WORK: the large-file benchmarks' dataset in WORK/src, one 1 GiB file and 8
+# shards of 128 MiB (random bytes) under n00000000/, unless WORK/src is there already.
+make_large_dataset() {
+  [[ -d $1/src ]] && return 0
+  mkdir -p "$1/src/n00000000"
+  head -c $((1024 << 20)) /dev/urandom >"$1/src/n00000000/big.bin"
+  for i in 0 1 2 3 4 5 6 7; do head -c $((128 << 20)) /dev/urandom >"$1/src/n00000000/shard-$i.tar"; done
+}
+
 # compile_reader WORKDIR: ReadBench compiled once (the source launcher recompiles every run).
 compile_reader() {
   mkdir -p "$1/classes" && javac -d "$1/classes" "$root/tests/bench/ReadBench.java"
