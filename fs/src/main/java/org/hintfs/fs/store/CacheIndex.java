@@ -358,7 +358,9 @@ public final class CacheIndex {
       blocksOf.computeIfAbsent(id, k -> new BitSet()).set(block);
     }
     stats.admitted.increment();
-    store.put(key, vh, payload, block, path); // fits: only this lock's holder adds to the queue
+    // fits: only this lock's holder adds to the queue. A large file's block leaves the page cache
+    // once stored: its readers are served from memory (LmdbStore, "Memory").
+    store.put(key, vh, payload, block, path, units.isBlocked(id));
     return false;
   }
 

@@ -48,6 +48,16 @@ import org.slf4j.LoggerFactory;
  * nothing that was committed. Not {@code MDB_WRITEMAP}: with it a full disk would be a SIGBUS,
  * without it a full disk is an error from write(2), which marks the store down.
  *
+ * <p>Memory: a value put with {@code uncache} (a block of a large file) leaves the page cache once
+ * its commit is on disk ({@code POSIX_FADV_DONTNEED} on its pages of the file). Its reader is
+ * served from memory (the RAM tier's copy, the kernel's pages of the FUSE file), so the LMDB file's
+ * pages of it were a second copy of the same bytes in memory, written for nothing until a later
+ * read from disk; and on a VM whose host takes back the guest's free memory (virtio-balloon free
+ * page reporting), every such page was memory touched for the first time, which faults on the host:
+ * about 2 CPU s per GiB written here, against 0.5 s when the pages written are freed as they are
+ * stored and reused for the next ones (BENCHMARKS.md, twelfth stop). Pages a reader of the map has
+ * mapped meanwhile stay.
+ *
  * <p>Failure: any LMDB error other than a full map logs one warning and marks the store {@link
  * #healthy() unhealthy}; from then on gets miss and writes are dropped, and reads go to the source.
  */
@@ -198,7 +208,8 @@ public final class LmdbStore implements AutoCloseable {
     return new Payload(b, null);
   }
 
-  private record Put(CacheKey key, long versionHash, Payload payload, int block, String path)
+  private record Put(
+      CacheKey key, long versionHash, Payload payload, int block, String path, boolean uncache)
       implements Op {
     void release() {
       payload.release();
@@ -210,6 +221,24 @@ public final class LmdbStore implements AutoCloseable {
   private record Barrier(CountDownLatch done) implements Op {}
 
   private final Env<ByteBuffer> env;
+
+  /** LMDB's page size, and a descriptor of its data file (-1: none, nothing leaves the cache). */
+  private final int pageSize;
+
+  private final int dataFd;
+
+  /**
+   * The writer's: the file ranges (offset, length) of the uncached values of the transaction being
+   * built, dropped from the page cache once it commits.
+   */
+  private long[] written = new long[2 * 16];
+
+  private int writtenCount;
+
+  /** Bytes of uncached values dropped from the page cache (tests, stats). */
+  private final java.util.concurrent.atomic.AtomicLong uncachedBytes =
+      new java.util.concurrent.atomic.AtomicLong();
+
   private final Dbi<ByteBuffer> data;
   private final Dbi<ByteBuffer> meta;
   private final BlockingQueue<Op> queue = new LinkedBlockingQueue<>();
@@ -304,9 +333,20 @@ public final class LmdbStore implements AutoCloseable {
       throw new IOException("cannot open the LMDB cache in " + dir + ": " + e.getMessage(), e);
     }
     Native.keepLargeAllocations();
+    pageSize = env.stat().pageSize;
+    dataFd = openForAdvice(dir.resolve("data.mdb"));
     writer = new Thread(this::writeLoop, "lmdb-writer");
     writer.setDaemon(true);
     writer.start();
+  }
+
+  /** A read-only descriptor of {@code file} for posix_fadvise, or -1 (nothing is dropped then). */
+  private static int openForAdvice(Path file) {
+    try {
+      return Native.LIBC.open(file.toString(), Native.O_RDONLY | Native.O_CLOEXEC);
+    } catch (RuntimeException | LinkageError e) {
+      return -1;
+    }
   }
 
   /** False once the store has failed; it then holds nothing and accepts nothing. */
@@ -529,11 +569,20 @@ public final class LmdbStore implements AutoCloseable {
 
   /** {@link #put(CacheKey, long, byte[], int, String)} of a payload made by {@link #payload}. */
   boolean put(CacheKey key, long versionHash, Payload payload, int block, String path) {
+    return put(key, versionHash, payload, block, path, false);
+  }
+
+  /**
+   * {@link #put(CacheKey, long, Payload, int, String)}; {@code uncache}: its pages of the file
+   * leave the page cache once committed (a block of a large file: the class comment, "Memory").
+   */
+  boolean put(
+      CacheKey key, long versionHash, Payload payload, int block, String path, boolean uncache) {
     if (!healthy() || !hasRoom(payload.length)) {
       return false;
     }
     payload.taken = true;
-    Put op = new Put(key, versionHash, payload, block, path);
+    Put op = new Put(key, versionHash, payload, block, path, uncache);
     queuedBytes.addAndGet(payload.length);
     pending.put(key, op);
     queue.add(op);
@@ -718,6 +767,7 @@ public final class LmdbStore implements AutoCloseable {
       return;
     }
     for (int attempt = 0; ; attempt++) {
+      writtenCount = 0;
       try (Txn<ByteBuffer> txn = env.txnWrite()) {
         for (Op o : batch) {
           if (o instanceof Put p) {
@@ -727,6 +777,9 @@ public final class LmdbStore implements AutoCloseable {
             ByteBuffer k = p.key.into(writerKey);
             ByteBuffer v = data.reserve(txn, k, StoredValue.HEADER + p.payload.length);
             p.payload.writeTo(v, p.key, p.versionHash);
+            if (p.uncache && dataFd >= 0) {
+              noteWritten(v);
+            }
             byte[] path = p.path.getBytes(StandardCharsets.UTF_8);
             if (writerMeta.capacity() < 20 + path.length) {
               writerMeta = ByteBuffer.allocateDirect(20 + path.length);
@@ -744,6 +797,7 @@ public final class LmdbStore implements AutoCloseable {
           }
         }
         txn.commit();
+        dropWritten();
         return;
       } catch (Env.MapFullException e) {
         if (attempt >= 3) {
@@ -754,6 +808,60 @@ public final class LmdbStore implements AutoCloseable {
         commitQueuedDeletes();
       }
     }
+  }
+
+  /** An overflow page's flag in LMDB's page header ({@code P_OVERFLOW}, mdb.c). */
+  private static final int P_OVERFLOW = 0x04;
+
+  /** LMDB's page header before a large value's bytes: pgno (8), pad (2), flags (2), pages (4). */
+  private static final int PAGE_HEADER = 16;
+
+  /**
+   * Notes where value {@code v}, just reserved in the writer's transaction, will lie in the file. A
+   * value too large for a leaf page gets a run of overflow pages of its own, and its reserved bytes
+   * follow that run's header, which holds the run's first page number and its length in pages (LMDB
+   * 0.9's {@code MDB_page}). Not a documented interface, so it is checked: the flags must say
+   * overflow and the length must be the value's; else nothing is noted (the pages stay cached, as
+   * before). A wrong range could only drop clean pages of other values, never lose a byte: the
+   * kernel keeps dirty and mapped pages.
+   */
+  private void noteWritten(ByteBuffer v) {
+    long a = NativeSink.address(v);
+    com.kenai.jffi.MemoryIO io = com.kenai.jffi.MemoryIO.getInstance();
+    long pgno = io.getLong(a - PAGE_HEADER);
+    int flags = io.getShort(a - 6) & 0xffff;
+    long pages = io.getInt(a - 4) & 0xffffffffL;
+    if ((flags & P_OVERFLOW) == 0
+        || pages != ((long) PAGE_HEADER + v.capacity() + pageSize - 1) / pageSize
+        || pgno <= 0) {
+      return;
+    }
+    if (2 * writtenCount + 2 > written.length) {
+      written = java.util.Arrays.copyOf(written, 2 * written.length);
+    }
+    written[2 * writtenCount] = pgno * pageSize;
+    written[2 * writtenCount + 1] = pages * pageSize;
+    writtenCount++;
+  }
+
+  /**
+   * Drops the committed transaction's uncached values from the page cache: written and synced
+   * ({@code MDB_NOMETASYNC} syncs data pages at every commit), their pages are clean, and the
+   * kernel frees them now, for the next writes to reuse.
+   */
+  private void dropWritten() {
+    for (int i = 0; i < writtenCount; i++) {
+      long len = written[2 * i + 1];
+      if (Native.LIBC.posix_fadvise(dataFd, written[2 * i], len, Native.POSIX_FADV_DONTNEED) == 0) {
+        uncachedBytes.addAndGet(len);
+      }
+    }
+    writtenCount = 0;
+  }
+
+  /** Bytes of uncached values dropped from the page cache once committed (tests, stats). */
+  long uncachedBytes() {
+    return uncachedBytes.get();
   }
 
   /**
@@ -808,6 +916,9 @@ public final class LmdbStore implements AutoCloseable {
       discard(r);
     }
     env.close();
+    if (dataFd >= 0) {
+      Native.LIBC.close(dataFd);
+    }
   }
 
   /** How long {@link #close} waits for the writer: 10 s of a disk that keeps up. */

@@ -1,6 +1,6 @@
 package org.hintfs.fs.store;
 
-/** The libc calls the store makes through jnr-ffi (madvise, mallopt, malloc). */
+/** The libc calls the store makes through jnr-ffi (madvise, mallopt, malloc, posix_fadvise). */
 final class Native {
   /** The libc functions used. */
   public interface LibC {
@@ -14,7 +14,21 @@ final class Native {
      * jffi's {@code freeMemory}, which is libc's free.
      */
     long malloc(long size);
+
+    int open(String path, int flags);
+
+    int close(int fd);
+
+    /** Returns the error number itself (0 on success), not -1 and errno. */
+    int posix_fadvise(int fd, long offset, long len, int advice);
   }
+
+  /** open(2) flags (x86-64 and aarch64 Linux alike). */
+  static final int O_RDONLY = 0;
+
+  static final int O_CLOEXEC = 0x80000;
+
+  static final int POSIX_FADV_DONTNEED = 4;
 
   static final int MADV_WILLNEED = 3;
   static final long PAGE = 4096;

@@ -463,6 +463,48 @@ class TieredCacheTest {
     }
   }
 
+  /**
+   * A large file's blocks leave the page cache once stored (their reader was served from memory;
+   * LmdbStore, "Memory"); a small file's pages stay, for its next open to hit in memory.
+   */
+  @Test
+  void aLargeFilesBlocks_leaveThePageCacheOnceStored_aSmallFileStays() throws Exception {
+    InMemorySource src = new InMemorySource("mem:test");
+    byte[] large = new byte[8 * BLOCK + 100];
+    byte[] small = new byte[LIMIT - 1000];
+    new Random(43).nextBytes(large);
+    new Random(44).nextBytes(small);
+    src.put("shards/shard-0.tar", large);
+    src.put("c0/small.jpg", small);
+    Catalog cat = Mount.listCatalog(src);
+    int bigId = -1;
+    int smallId = -1;
+    for (int id : files(cat)) {
+      if (cat.size(id) == large.length) {
+        bigId = id;
+      } else {
+        smallId = id;
+      }
+    }
+    try (TieredCache c = open(src, cat, tmp.resolve("uncache"), 1 << 30)) {
+      assertThat(c.isBlocked(bigId)).isTrue();
+      assertThat(c.isBlocked(smallId)).isFalse();
+      assertThat(readFile(c, cat, smallId)).isEqualTo(small);
+      c.flush();
+      assertThat(c.store().uncachedBytes()).as("a small file's pages stay").isZero();
+      assertThat(readFile(c, cat, bigId)).isEqualTo(large);
+      awaitRepaid(c);
+      // Each of the 9 blocks' run of pages, its header and rounding included.
+      assertThat(c.store().uncachedBytes())
+          .isGreaterThanOrEqualTo(large.length)
+          .isLessThanOrEqualTo(large.length + 9L * 2 * 4096);
+    }
+    try (TieredCache again = open(src, cat, tmp.resolve("uncache"), 1 << 30)) {
+      assertThat(readFile(again, cat, bigId)).isEqualTo(large); // from the disk, every block
+      assertThat(again.misses()).isZero();
+    }
+  }
+
   /** Waits until the writer has stored every block owed to it and its queue is empty. */
   private static void awaitRepaid(TieredCache c) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
