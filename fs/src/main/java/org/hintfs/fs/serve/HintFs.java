@@ -407,14 +407,22 @@ public final class HintFs {
                     f,
                     b,
                     () -> {
-                      // Made only when no block was read ahead: the map or RAM is tried.
-                      org.hintfs.fs.store.MappedBlock fresh = cache.mappedBlock(f.id, b);
-                      if (!cache.copyOut(fresh, at, k, true, dst::putNative)) {
-                        fresh.close();
-                        return false;
+                      // Made only when no block was read ahead: the map or RAM is tried, by one
+                      // READ of the handle at a time (SampleHandle.mapping); one that waited uses
+                      // what the READ before it mapped.
+                      synchronized (f.mapping) {
+                        org.hintfs.fs.store.MappedBlock other = f.mapped(b);
+                        if (other != null) {
+                          return cache.copyOut(other, at, k, false, dst::putNative);
+                        }
+                        org.hintfs.fs.store.MappedBlock fresh = cache.mappedBlock(f.id, b);
+                        if (!cache.copyOut(fresh, at, k, true, dst::putNative)) {
+                          fresh.close();
+                          return false;
+                        }
+                        f.setMapped(fresh);
+                        return true;
                       }
-                      f.setMapped(fresh);
-                      return true;
                     });
             if (got == null) {
               done += k;

@@ -96,6 +96,15 @@ final class SampleHandle implements Handle {
    */
   private final org.hintfs.fs.store.MappedBlock[] mapped = new org.hintfs.fs.store.MappedBlock[2];
 
+  /**
+   * Held while a READ of this handle maps a block from LMDB and checks it (the CRC32C of its 8 MiB,
+   * read from the disk): the handle's other READs of that block wait for that check and use its
+   * mapping. Without it, the kernel's READs of a block just begun, several at once on several FUSE
+   * threads, each found no mapping and each checked the block whole: a read again from the disk
+   * tier checked 109 blocks for 64, a third of its time (BENCHMARKS.md, twelfth stop).
+   */
+  final Object mapping = new Object();
+
   /** The block served where it lies that this handle used last or the one before, if {@code b}. */
   synchronized org.hintfs.fs.store.MappedBlock mapped(int b) {
     for (org.hintfs.fs.store.MappedBlock m : mapped) {
