@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * pages of it were a second copy of the same bytes in memory, written for nothing until a later
  * read from disk; and on a VM whose host takes back the guest's free memory (virtio-balloon free
  * page reporting), every such page was memory touched for the first time, which faults on the host:
- * about 2 CPU s per GiB written here, against 0.5 s when the pages written are freed as they are
+ * 2.4-2.8 system s per GiB written here, against 0.5 s when the pages written are freed as they are
  * stored and reused for the next ones (BENCHMARKS.md, twelfth stop). Pages a reader of the map has
  * mapped meanwhile stay.
  *
@@ -329,11 +329,11 @@ public final class LmdbStore implements AutoCloseable {
               .open(dir.toFile(), EnvFlags.MDB_NOTLS, EnvFlags.MDB_NOMETASYNC);
       data = env.openDbi("data", DbiFlags.MDB_CREATE);
       meta = env.openDbi("meta", DbiFlags.MDB_CREATE);
+      pageSize = env.stat().pageSize;
     } catch (RuntimeException e) {
       throw new IOException("cannot open the LMDB cache in " + dir + ": " + e.getMessage(), e);
     }
     Native.keepLargeAllocations();
-    pageSize = env.stat().pageSize;
     dataFd = openForAdvice(dir.resolve("data.mdb"));
     writer = new Thread(this::writeLoop, "lmdb-writer");
     writer.setDaemon(true);
