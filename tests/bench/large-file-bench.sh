@@ -97,7 +97,7 @@ hintfs_gets() {
 settle() {
   local n=0 q
   for _ in $(seq 200); do
-    q=$("$hintfs" status --json "$work/mnt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["write_queue_bytes"])')
+    q=$("$hintfs" status --json "$work/mnt" | field write_queue_bytes)
     if [[ $q == 0 ]]; then n=$((n + 1)); else n=0; fi
     ((n < 2)) || return 0
     sleep 0.3

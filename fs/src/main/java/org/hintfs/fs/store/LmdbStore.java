@@ -235,7 +235,7 @@ public final class LmdbStore implements AutoCloseable {
 
   private int writtenCount;
 
-  /** Bytes of uncached values dropped from the page cache (tests, stats). */
+  /** Bytes of uncached values dropped from the page cache (tests). */
   private final java.util.concurrent.atomic.AtomicLong uncachedBytes =
       new java.util.concurrent.atomic.AtomicLong();
 
@@ -859,7 +859,7 @@ public final class LmdbStore implements AutoCloseable {
     writtenCount = 0;
   }
 
-  /** Bytes of uncached values dropped from the page cache once committed (tests, stats). */
+  /** Bytes of uncached values dropped from the page cache once committed (tests). */
   long uncachedBytes() {
     return uncachedBytes.get();
   }
