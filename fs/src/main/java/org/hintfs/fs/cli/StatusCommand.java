@@ -221,6 +221,20 @@ final class StatusCommand implements Callable<Integer> {
             + " to readers, "
             + Human.bytes(s.path("bytes_from_cache").asLong())
             + " of it from the cache");
+    long pageReads = s.path("page_reads").asLong();
+    if (pageReads > 0) {
+      row(
+          out,
+          "random reads",
+          pageReads
+              + " reads of large files served by 64 KiB pages: "
+              + s.path("page_hits").asLong()
+              + " pages from the cache, "
+              + s.path("pages_fetched").asLong()
+              + " fetched in "
+              + s.path("page_gets").asLong()
+              + " GETs");
+    }
     row(
         out,
         "not seen",

@@ -302,6 +302,31 @@ final class MountCounters {
             "blocks of large files fetched ahead of their reader by a hinted order",
             c.stats().blocksPrefetched::sum),
         counter(
+            "page_reads",
+            "page_reads",
+            "reads of large files by random readers, served by pages",
+            cs.pageReads::sum),
+        counter(
+            "page_hits",
+            "page_hits",
+            "pages of large files served to random readers from the disk tier",
+            cs.pageHits::sum),
+        counter(
+            "pages_fetched",
+            "pages_fetched",
+            "pages of large files fetched from the source for random readers",
+            cs.pagesFetched::sum),
+        counter(
+            "page_gets",
+            "page_gets",
+            "ranged GETs of pages for random readers' misses",
+            cs.pageGets::sum),
+        counter(
+            "pages_merged",
+            "pages_merged",
+            "stored pages dropped because their whole block was stored",
+            cs.pagesMerged::sum),
+        counter(
             "read_ahead_used",
             "read_ahead_used",
             "blocks read ahead that their reader then read",

@@ -71,6 +71,9 @@ public final class HintFs {
   /** Fetches the blocks of large files ahead of their sequential readers. */
   private final ReadAhead readAhead;
 
+  /** Tells the random readers of large files from the sequential ones. */
+  private final ReadPattern readPattern;
+
   /**
    * A filesystem over a listed source, reading through {@code cache}, steered by {@code hints},
    * with {@code workers} fetching in the background and recording their failures in {@code
@@ -111,6 +114,7 @@ public final class HintFs {
             () -> trace,
             pageCache);
     this.readAhead = new ReadAhead(cache);
+    this.readPattern = new ReadPattern(cache.blockSize());
   }
 
   /** What {@code .hintfs/stats} shows: the JSON {@code json} renders at each open. */
@@ -381,6 +385,7 @@ public final class HintFs {
       // The kernel zero-fills a short reply to a regular read: fill the whole request, across
       // block boundaries if it spans them.
       int bs = cache.blockSize();
+      ReadPattern.Verdict pattern = readPattern.classify(f, offset, n);
       int done = 0;
       while (done < n) {
         long pos = offset + done;
@@ -388,6 +393,16 @@ public final class HintFs {
         int in = (int) (pos - (long) b * bs);
         int k = Math.min(n - done, cache.blockLength(f.id, b) - in);
         byte[] block = f.block(b);
+        if (block == null
+            && pattern.paged()
+            && f.mapped(b) == null
+            && !f.substituted
+            && cache.servesPages(f.id, b)) {
+          // A random reader's READ: the pages it covers, fetched if missing, no block.
+          cache.readPages(f.id, pos, k, pattern.want(), dst);
+          done += k;
+          continue;
+        }
         if (block == null) {
           // A block in RAM or on disk is copied from where it lies into the reply (from LMDB's
           // map checked once per handle), as is one read ahead that the RAM tier kept; one
@@ -598,17 +613,19 @@ public final class HintFs {
 
   /** Receives bytes read. */
   @FunctionalInterface
-  public interface ByteSink {
+  public interface ByteSink extends org.hintfs.fs.store.ReadSink {
     /**
      * Copies {@code len} bytes of {@code src} from {@code off}, after those of the previous call
      * for the same read (a read that spans cache blocks is delivered in one call per block).
      */
+    @Override
     void put(byte[] src, int off, int len);
 
     /**
      * Copies {@code len} bytes at native {@code address} (a cache hit in LMDB's map), after those
      * of the previous call; this default goes through a Java array.
      */
+    @Override
     default void putNative(long address, int len) {
       byte[] b = new byte[len];
       org.hintfs.fs.store.NativeSink.copy(address, b, 0, len);

@@ -151,6 +151,9 @@ final class SampleHandle implements Handle {
   /** The furthest block this handle's window has asked for (or found cached); guarded. */
   int aheadAsked = -1;
 
+  /** Where this handle's READs of a large file go ({@link ReadPattern}); guarded by the handle. */
+  final ReadPattern.Streams streams = new ReadPattern.Streams();
+
   byte[] bytes() {
     return bytes;
   }

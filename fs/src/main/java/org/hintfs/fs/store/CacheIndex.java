@@ -111,7 +111,7 @@ public final class CacheIndex {
                   && !catalog.isDirectory(id)
                   && CacheKey.versionHash(catalog.versionTag(id)) == m.versionHash()
                   && m.block() >= 0
-                  && m.block() < units.blockCount(id);
+                  && m.block() < units.slotCount(id);
           if (valid && units.isBlocked(id) && !units.cutAsHere(id, m)) {
             store.delete(new CacheKey(m.key(), 0));
             blocksDropped[0]++;
@@ -345,6 +345,10 @@ public final class CacheIndex {
       }
       return false; // already stored by an earlier fetch of the same unit
     }
+    boolean page = units.isPage(id, block);
+    if (page && blocks != null && blocks.get(units.blockOfPage(id, block))) {
+      return false; // its block is stored: one copy of each byte
+    }
     if (!store.hasRoom(payload.length)) {
       // The disk is behind the source: served without being stored (it is still in the RAM tier,
       // if there is one), never a wait here, under the lock every open takes.
@@ -355,13 +359,33 @@ public final class CacheIndex {
       return false;
     }
     if (units.isBlocked(id)) {
-      blocksOf.computeIfAbsent(id, k -> new BitSet()).set(block);
+      blocks = blocksOf.computeIfAbsent(id, k -> new BitSet());
+      blocks.set(block);
+      if (!page) {
+        dropPagesOf(id, block, blocks);
+      }
     }
     stats.admitted.increment();
     // fits: only this lock's holder adds to the queue. A large file's block leaves the page cache
     // once stored: its readers are served from memory (LmdbStore, "Memory").
     store.put(key, vh, payload, block, path, units.isBlocked(id));
     return false;
+  }
+
+  /**
+   * Block {@code block} of file {@code id} is stored now: the pages inside it that a random reader
+   * stored go (one copy of each byte). Caller holds the lock.
+   */
+  private void dropPagesOf(int id, int block, BitSet blocks) {
+    int[] range = units.pagesOfBlock(id, block);
+    for (int s = blocks.nextSetBit(range[0]);
+        s >= 0 && s <= range[1];
+        s = blocks.nextSetBit(s + 1)) {
+      store.delete(units.key(id, s));
+      blocks.clear(s);
+      residency.release(id, StoredValue.charge(units.length(id, s)));
+      stats.pagesMerged.increment();
+    }
   }
 
   /**
@@ -394,7 +418,7 @@ public final class CacheIndex {
       store.delete(CacheKey.of(path, 0));
     } else {
       for (int b = blocks.nextSetBit(0); b >= 0; b = blocks.nextSetBit(b + 1)) {
-        store.delete(units.key(path, b));
+        store.delete(units.key(id, b));
       }
     }
   }
@@ -487,7 +511,7 @@ public final class CacheIndex {
       return false;
     }
     BitSet b = blocksOf.get(id);
-    return b != null && b.cardinality() == units.blockCount(id);
+    return b != null && b.nextClearBit(0) >= units.blockCount(id);
   }
 
   /** Called by the store's writer when LMDB's map is full: lower the capacity and evict. */

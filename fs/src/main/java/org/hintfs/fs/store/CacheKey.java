@@ -27,12 +27,25 @@ record CacheKey(byte[] key, long pathCheck) {
    * of the file; a mount of another size drops them ({@link Units#cutAsHere}).
    */
   static CacheKey of(String path, int block, int blockSize) {
+    return of(path, block, blockSize == 0 ? null : "\0" + blockSize);
+  }
+
+  /**
+   * The key of the page in slot {@code slot} of a file cut in blocks of {@code blockSize} and pages
+   * of {@code pageSize} ({@link Units}): salted with both, since the slot numbers of pages follow
+   * the blocks, and no block's salt ({@code "\0" + size}) is a page's ({@code "\0page"...}).
+   */
+  static CacheKey ofPage(String path, int slot, int pageSize, int blockSize) {
+    return of(path, slot, "\0page " + pageSize + " of " + blockSize);
+  }
+
+  private static CacheKey of(String path, int block, String salt) {
     byte[] d;
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       sha.update(path.getBytes(StandardCharsets.UTF_8));
-      if (blockSize != 0) {
-        sha.update(("\0" + blockSize).getBytes(StandardCharsets.US_ASCII));
+      if (salt != null) {
+        sha.update(salt.getBytes(StandardCharsets.US_ASCII));
       }
       d = sha.digest();
     } catch (NoSuchAlgorithmException e) {

@@ -66,6 +66,21 @@ public final class CacheStats {
   /** Entries from an older version of the source object: dropped and refetched. */
   public final LongAdder stale = new LongAdder();
 
+  /** READs of large files served by pages, a random reader's units ({@code ReadPattern}). */
+  public final LongAdder pageReads = new LongAdder();
+
+  /** Pages served from the disk tier to random readers. */
+  public final LongAdder pageHits = new LongAdder();
+
+  /** Pages fetched from the source for random readers' misses (several per ranged GET). */
+  public final LongAdder pagesFetched = new LongAdder();
+
+  /** Ranged GETs of pages for random readers' misses. */
+  public final LongAdder pageGets = new LongAdder();
+
+  /** Stored pages dropped because the block they lie in was stored (one copy of each byte). */
+  public final LongAdder pagesMerged = new LongAdder();
+
   /** Seconds per source request of one file or block. */
   public final io.prometheus.metrics.core.metrics.Histogram sourceSeconds =
       io.prometheus.metrics.core.metrics.Histogram.builder()

@@ -11,12 +11,10 @@ import org.hintfs.backing.DatasetSource;
  */
 final class SourceTier implements Tier {
   private final DatasetSource source;
-  private final int blockSize;
   private final CacheStats stats;
 
-  SourceTier(DatasetSource source, int blockSize, CacheStats stats) {
+  SourceTier(DatasetSource source, CacheStats stats) {
     this.source = source;
-    this.blockSize = blockSize;
     this.stats = stats;
   }
 
@@ -52,7 +50,7 @@ final class SourceTier implements Tier {
   /** Fills {@code buf} (the unit's length) from the source, counted as a miss. */
   private void fill(Unit u, ByteBuffer buf) throws IOException {
     stats.misses.increment();
-    long offset = (long) u.block() * blockSize;
+    long offset = u.offset();
     int length = u.length();
     long t0 = System.nanoTime();
     while (buf.hasRemaining()) {

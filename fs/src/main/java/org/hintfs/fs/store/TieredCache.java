@@ -107,7 +107,7 @@ public final class TieredCache implements AutoCloseable {
         store == null
             ? null
             : new DiskTier(store, index, stats, id -> peers != null && !peers.isHome(id));
-    this.sourceTier = new SourceTier(source, config.blockSize(), stats);
+    this.sourceTier = new SourceTier(source, stats);
     this.owedMax = config.writeQueueBytes();
     if (store != null) {
       index.recover();
@@ -321,6 +321,11 @@ public final class TieredCache implements AutoCloseable {
   /** The block size for blocked files. */
   public int blockSize() {
     return units.blockSize();
+  }
+
+  /** How files are cut into units (tests). */
+  Units units() {
+    return units;
   }
 
   /** What the disk tier holds, the policy, pins and holds. */
@@ -909,6 +914,110 @@ public final class TieredCache implements AutoCloseable {
         e.release();
       }
     }
+  }
+
+  /**
+   * True if a random reader's READ in block {@code block} of file {@code id} is served by pages
+   * ({@link #readPages}): the block is neither in RAM nor on disk (a stored block serves every
+   * reader as before), and this node is not in a cluster (a peer answers whole units).
+   */
+  public boolean servesPages(int id, int block) {
+    return peers == null && isBlocked(id) && !nearAhead(id, block);
+  }
+
+  /**
+   * Serves {@code n} bytes at {@code offset} of file in blocks {@code id} to a random reader, page
+   * by page ({@link Units#PAGE_SIZE}): a stored page from the disk tier's map, checked (its header
+   * and its own CRC32C: a read again checks what it returns, not a whole block); the pages missing
+   * fetched in one ranged GET, from the first missing one to the READ's end or {@code want} bytes
+   * on, whichever is further ({@code want}: the reader's usual run, so a reader of 1 MiB records
+   * makes one GET per record, not eight), stopping before a page already stored. What is fetched is
+   * offered to the disk as pages, each admitted on its own; no block is fetched. The policy sees
+   * one access of the file per READ.
+   */
+  public void readPages(int id, long offset, int n, int want, ReadSink sink) throws IOException {
+    stats.pageReads.increment();
+    long end = Math.min(catalog.size(id), offset + n);
+    long pos = offset;
+    boolean hit = true;
+    while (pos < end) {
+      int page = (int) (pos / units.pageSize());
+      Unit u = units.unit(id, units.pageSlot(id, page), false);
+      int in = (int) (pos - u.offset());
+      int k = (int) Math.min(end - pos, u.length() - in);
+      if (servedPage(u, in, k, sink)) {
+        pos += k;
+        continue;
+      }
+      hit = false;
+      long runEnd = Math.min(catalog.size(id), Math.max(end, pos + want));
+      int last = (int) ((runEnd - 1) / units.pageSize());
+      int pages = 1;
+      while (page + pages <= last && !index.isStored(id, units.pageSlot(id, page + pages))) {
+        pages++;
+      }
+      int count = pages;
+      byte[] b = fetcher.fetch(u.ramKey(), () -> fetchPages(u, count), FetchGate.Priority.DEMAND);
+      // A fetch of the same first page that another READ started may have asked for fewer pages:
+      // what it brought is served, the loop goes on past it.
+      int got = (int) Math.min(end - pos, b.length - in);
+      sink.put(b, in, got);
+      pos += got;
+    }
+    index.served(id, hit);
+  }
+
+  /** A stored page's bytes {@code in .. in+k} into {@code sink}, checked; false if not stored. */
+  private boolean servedPage(Unit u, int in, int k, ReadSink sink) {
+    if (disk == null) {
+      return false;
+    }
+    if (!disk.copyOut(new MappedBlock(u), in, k, sink::putNative)) {
+      byte[] b = disk.get(u); // queued for the writer, or failing its check (then dropped)
+      if (b == null) {
+        return false;
+      }
+      sink.put(b, in, k);
+    }
+    stats.pageHits.increment();
+    stats.bytesFromCache.add(k);
+    return true;
+  }
+
+  /**
+   * Pages {@code u} and the {@code count - 1} after it, in one ranged GET from the source; each
+   * offered to the disk as a unit of its own.
+   */
+  private byte[] fetchPages(Unit u, int count) throws IOException {
+    if (disk != null) {
+      byte[] done = disk.get(u); // a fetch of it finished between the caller's look and its turn
+      if (done != null) {
+        return done;
+      }
+    }
+    int id = u.id();
+    long length = Math.min((long) count * units.pageSize(), catalog.size(id) - u.offset());
+    Unit run =
+        new Unit(
+            catalog,
+            id,
+            u.block(),
+            (int) length,
+            false,
+            u.offset(),
+            units.pageSize(),
+            units.blockSize());
+    byte[] b = sourceTier.get(run);
+    stats.pageGets.increment();
+    stats.pagesFetched.add(count);
+    if (disk != null) {
+      for (int i = 0; i < count; i++) {
+        Unit p = units.unit(id, u.block() + i, false);
+        int from = (int) (p.offset() - u.offset());
+        disk.offer(p, java.util.Arrays.copyOfRange(b, from, from + p.length()), null);
+      }
+    }
+    return b;
   }
 
   /**

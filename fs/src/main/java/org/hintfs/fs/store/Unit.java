@@ -17,6 +17,9 @@ public final class Unit {
   private String path;
   private String version;
   private final int keySalt;
+  private final long offset;
+  private final int pageSize;
+  private final int pageBlockSize;
   private CacheKey key;
   private long versionHash;
   private boolean versionHashed;
@@ -27,12 +30,33 @@ public final class Unit {
 
   /** With {@code keySalt} the block size that salts its disk key (0: none; {@link CacheKey}). */
   Unit(Catalog catalog, int id, int block, int length, boolean forPeer, int keySalt) {
+    this(catalog, id, block, length, forPeer, 0, keySalt, 0);
+  }
+
+  /**
+   * Unit {@code block} (a slot: {@link Units}) starting at {@code offset} in its file; a page of
+   * {@code pageSize} bytes of a file cut in blocks of {@code blockSize} when {@code pageSize} is
+   * not 0 (its key is salted with both: {@link CacheKey#ofPage}), else a block or whole file whose
+   * key {@code keySalt} salts.
+   */
+  Unit(
+      Catalog catalog,
+      int id,
+      int block,
+      int length,
+      boolean forPeer,
+      long offset,
+      int keySaltOrPageSize,
+      int blockSize) {
     this.catalog = catalog;
     this.id = id;
     this.block = block;
     this.length = length;
     this.forPeer = forPeer;
-    this.keySalt = keySalt;
+    this.offset = offset;
+    this.pageSize = blockSize == 0 ? 0 : keySaltOrPageSize;
+    this.pageBlockSize = blockSize;
+    this.keySalt = blockSize == 0 ? keySaltOrPageSize : 0;
   }
 
   /** A unit whose key and version hash are already known ({@link RecentKeys}). */
@@ -58,6 +82,16 @@ public final class Unit {
   /** The block of the file (0 for a whole file). */
   public int block() {
     return block;
+  }
+
+  /** Where the unit starts in its file. */
+  public long offset() {
+    return offset;
+  }
+
+  /** True for a page of a file in blocks (a random reader's unit), false for a block or file. */
+  public boolean isPage() {
+    return pageSize != 0;
   }
 
   /** The unit's length in bytes. */
@@ -111,7 +145,10 @@ public final class Unit {
   /** The unit's key on disk. */
   public CacheKey key() {
     if (key == null) {
-      key = CacheKey.of(path(), block, keySalt);
+      key =
+          pageSize != 0
+              ? CacheKey.ofPage(path(), block, pageSize, pageBlockSize)
+              : CacheKey.of(path(), block, keySalt);
     }
     return key;
   }

@@ -463,6 +463,86 @@ class TieredCacheTest {
     }
   }
 
+  /** Collects what a page read hands over, from arrays and from LMDB's map alike. */
+  static final class Collected implements ReadSink {
+    final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+
+    @Override
+    public void put(byte[] src, int off, int len) {
+      out.write(src, off, len);
+    }
+
+    @Override
+    public void putNative(long address, int len) {
+      byte[] b = new byte[len];
+      NativeSink.copy(address, b, 0, len);
+      out.write(b, 0, len);
+    }
+  }
+
+  static byte[] readPages(TieredCache c, int id, long offset, int n) throws IOException {
+    Collected got = new Collected();
+    c.readPages(id, offset, n, 0, got);
+    return got.out.toByteArray();
+  }
+
+  /**
+   * A random reader's read fetches the 64 KiB pages it covers in one GET, not the 1 MiB block:
+   * 100,000 bytes from 1.5 MiB + 100 lie in pages 24 and 25 (bytes 1,572,864-1,703,935). Read
+   * again, both come from the disk, checked, with no GET. The block they lie in, stored later,
+   * takes their place: one copy of each byte.
+   */
+  @Test
+  void aRandomRead_fetchesAndStoresThePagesItCovers_andTheirBlockLaterReplacesThem()
+      throws Exception {
+    int mib = 1 << 20;
+    LargeFile f = new LargeFile("packed/tokens.bin", 5 * mib + 777, 61);
+    TieredCache.Config config = new TieredCache.Config(1 << 30, "test", 0, LIMIT, mib, 16);
+    long at = mib + mib / 2 + 100;
+    byte[] want = Arrays.copyOfRange(f.bytes, (int) at, (int) at + 100_000);
+    try (TieredCache c = open(f.src, f.cat, tmp.resolve("pages"), config)) {
+      assertThat(readPages(c, f.id, at, 100_000)).isEqualTo(want);
+      assertThat(c.misses()).isEqualTo(1);
+      assertThat(c.stats().pagesFetched.sum()).isEqualTo(2);
+      assertThat(c.stats().bytesFromSource.sum()).isEqualTo(2 * 65536);
+      c.flush();
+      Units u = c.units();
+      assertThat(c.index().isStored(f.id, u.pageSlot(f.id, 24))).isTrue();
+      assertThat(c.index().isStored(f.id, u.pageSlot(f.id, 25))).isTrue();
+      assertThat(readPages(c, f.id, at, 100_000)).isEqualTo(want);
+      assertThat(c.misses()).isEqualTo(1);
+      assertThat(c.stats().pageHits.sum()).isEqualTo(2);
+      // The whole block 1 (bytes 1-2 MiB), as a sequential reader fetches it.
+      assertThat(c.read(f.id, 1)).isEqualTo(Arrays.copyOfRange(f.bytes, mib, 2 * mib));
+      c.flush();
+      assertThat(c.index().isStored(f.id, 1)).isTrue();
+      assertThat(c.index().isStored(f.id, u.pageSlot(f.id, 24))).isFalse();
+      assertThat(c.stats().pagesMerged.sum()).isEqualTo(2);
+      assertThat(c.index().usedBytes()).isEqualTo(StoredValue.charge(mib));
+      // A page of a block not stored, near the file's short end: its own length.
+      long tail = 5L * mib + 700;
+      assertThat(readPages(c, f.id, tail, 77))
+          .isEqualTo(Arrays.copyOfRange(f.bytes, (int) tail, (int) tail + 77));
+      c.flush();
+      c.index().checkInvariants();
+    }
+    // Remounted: the pages are recovered and served; in another block size they are dropped,
+    // whose slots name other pages.
+    try (TieredCache c = open(f.src, f.cat, tmp.resolve("pages"), config)) {
+      long tail = 5L * mib + 700;
+      assertThat(readPages(c, f.id, tail, 77))
+          .isEqualTo(Arrays.copyOfRange(f.bytes, (int) tail, (int) tail + 77));
+      assertThat(c.misses()).isZero();
+    }
+    TieredCache.Config twice = new TieredCache.Config(1 << 30, "test", 0, LIMIT, 2 * mib, 16);
+    try (TieredCache c = open(f.src, f.cat, tmp.resolve("pages"), twice)) {
+      long tail = 5L * mib + 700;
+      assertThat(readPages(c, f.id, tail, 77))
+          .isEqualTo(Arrays.copyOfRange(f.bytes, (int) tail, (int) tail + 77));
+      assertThat(c.misses()).isEqualTo(1);
+    }
+  }
+
   /**
    * A large file's blocks leave the page cache once stored (their reader was served from memory;
    * LmdbStore, "Memory"); a small file's pages stay, for its next open to hit in memory.
