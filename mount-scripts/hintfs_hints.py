@@ -155,6 +155,44 @@ class Hints:
             int(seed), int(epoch), int(world), int(rank), sampler,
             " drop_last" if drop_last else "", " persistent_workers" if persistent_workers else ""))
 
+    def packed(self, path: str, base: int, stride: int, count: int, seed: int, epoch: int = 0,
+               persistent_workers: bool = False) -> None:
+        """A packed file's samples: count records of stride bytes from byte base of path (under
+        the mount), read by DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed)).
+        The mount then fetches them ahead in that order and keeps the pages needed soonest."""
+        self.send("packed %s %d %d %d seed %d epoch %d%s" % (
+            self._in_mount(path), int(base), int(stride), int(count), int(seed), int(epoch),
+            " persistent_workers" if persistent_workers else ""))
+
+    def packed_h5(self, path: str, name: str, seed: int, epoch: int = 0,
+                  persistent_workers: bool = False) -> None:
+        """packed() for HDF5 dataset `name` of file `path`, one sample per row: its place and row
+        size from h5py. The dataset must be contiguous (no chunks= when it was written)."""
+        import h5py  # only for this call
+        with h5py.File(path, "r") as f:
+            ds = f[name]
+            base = ds.id.get_offset()
+            if base is None or ds.chunks is not None:
+                raise HintError("%s in %s is not stored contiguously: its rows have no fixed place"
+                                % (name, path))
+            row = ds.dtype.itemsize
+            for d in ds.shape[1:]:
+                row *= int(d)
+            count = int(ds.shape[0])
+        self.packed(path, base, row, count, seed, epoch, persistent_workers)
+
+    def _in_mount(self, path: str) -> str:
+        """A path relative to the mount's root (as control lines name files)."""
+        full = os.path.abspath(path)
+        if not full.startswith(self.mount + os.sep):
+            if os.path.isabs(path):
+                raise HintError("%s is not under the mount %s" % (path, self.mount))
+            return path
+        rel = full[len(self.mount) + 1:]
+        if any(c.isspace() for c in rel):
+            raise HintError("packed names a file by a path without spaces: %r" % rel)
+        return rel
+
     def order(self, indices: Iterable[int]) -> None:
         """This rank's upcoming reads, as ImageFolder indices (sent in pieces on long orders)."""
         indices = list(indices)

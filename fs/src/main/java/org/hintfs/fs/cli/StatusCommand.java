@@ -233,7 +233,21 @@ final class StatusCommand implements Callable<Integer> {
               + s.path("pages_fetched").asLong()
               + " fetched in "
               + s.path("page_gets").asLong()
-              + " GETs");
+              + " GETs; "
+              + s.path("page_read_hits").asLong()
+              + " reads all from the cache");
+    }
+    long packedFiles = s.path("packed_files").asLong();
+    if (packedFiles > 0) {
+      row(
+          out,
+          "packed files",
+          packedFiles
+              + " with a sample order (packed hint): "
+              + s.path("packed_prefetched").asLong()
+              + " samples fetched ahead, "
+              + s.path("pages_evicted").asLong()
+              + " pages evicted by next use");
     }
     row(
         out,

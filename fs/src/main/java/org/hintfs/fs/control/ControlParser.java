@@ -26,6 +26,8 @@ import org.hintfs.policy.Policies;
  * prefetch &lt;path&gt;                      fetch every file under path (admin; also: prefetch cancel)
  * evict &lt;path&gt;                         drop every file under path from the cache
  * pin &lt;path&gt; / unpin &lt;path&gt;            never evict (and fetch) / evict again as usual
+ * packed &lt;path&gt; &lt;base&gt; &lt;stride&gt; &lt;count&gt; seed &lt;s&gt; [epoch &lt;e&gt;] [persistent_workers]
+ *                                      a packed file's fixed-size samples and their shuffle
  * </pre>
  *
  * {@code <sample>} is {@code #<index>} (ImageFolder index under the declared dataset) or a path
@@ -97,6 +99,8 @@ public final class ControlParser {
           ids[k - 1] = sample(f[k], view);
         }
         return new Hint.Order(ids, verb.equals("order+"));
+      case "packed":
+        return packed(f);
       case "prefetch":
       case "evict":
       case "pin":
@@ -107,7 +111,7 @@ public final class ControlParser {
             "unknown hint '"
                 + f[0]
                 + "': expected dataset, loss, importance, epoch, seed, order, order+, similar,"
-                + " substitution, policy, trace, prefetch, evict, pin or unpin");
+                + " substitution, policy, trace, prefetch, evict, pin, unpin or packed");
     }
   }
 
@@ -254,6 +258,76 @@ public final class ControlParser {
     return new Hint.Seed(
         new org.hintfs.fs.stream.SamplerSpec(seed, world, rank, sampler, dropLast, persistent),
         epoch);
+  }
+
+  /**
+   * {@code packed <path> <base> <stride> <count> seed <s> [epoch <e>] [persistent_workers]}: the
+   * file's samples are {@code count} records of {@code stride} bytes from byte {@code base} (an
+   * HDF5 dataset's contiguous data, an array of records), read in the order of a {@code
+   * DataLoader(shuffle=True)} whose generator was seeded with {@code s}.
+   */
+  private Hint packed(String[] f) {
+    String usage =
+        "usage: packed <path> <base> <stride> <count> seed <s> [epoch <e>] [persistent_workers]";
+    if (f.length < 7) {
+      throw new InvalidHintException(usage);
+    }
+    String rel = normalize(f[1]);
+    int id = catalog.lookup(rel);
+    if (id < 0 || catalog.isDirectory(id)) {
+      throw new InvalidHintException("packed " + f[1] + ": no such file in the mount");
+    }
+    long base = nonNegativeLong(f[2], "base");
+    long stride = nonNegativeLong(f[3], "stride");
+    int count = nonNegativeInt(f[4], "count");
+    if (stride == 0 || count == 0) {
+      throw new InvalidHintException("packed: stride and count must be positive");
+    }
+    if (base + stride * count > catalog.size(id)) {
+      throw new InvalidHintException(
+          "packed "
+              + f[1]
+              + ": "
+              + count
+              + " samples of "
+              + stride
+              + " bytes from "
+              + base
+              + " end past the file's "
+              + catalog.size(id)
+              + " bytes");
+    }
+    if (!f[5].equals("seed")) {
+      throw new InvalidHintException(usage);
+    }
+    long seed;
+    try {
+      seed = Long.parseLong(f[6]);
+    } catch (NumberFormatException e) {
+      throw new InvalidHintException("the seed must be a 64-bit integer, not '" + f[6] + "'");
+    }
+    int epoch = 0;
+    boolean persistent = false;
+    for (int i = 7; i < f.length; i++) {
+      switch (f[i]) {
+        case "epoch" -> epoch = nonNegativeInt(value(f, ++i, usage), "epoch");
+        case "persistent_workers" -> persistent = true;
+        default -> throw new InvalidHintException("unexpected '" + f[i] + "': " + usage);
+      }
+    }
+    return new Hint.Packed(id, rel, base, stride, count, seed, epoch, persistent);
+  }
+
+  private static long nonNegativeLong(String s, String what) {
+    try {
+      long v = Long.parseLong(s);
+      if (v >= 0) {
+        return v;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw new InvalidHintException(what + " must be a non-negative integer, not '" + s + "'");
   }
 
   private static String value(String[] f, int i, String usage) {

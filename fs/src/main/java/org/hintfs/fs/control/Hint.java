@@ -60,6 +60,21 @@ public sealed interface Hint {
    */
   record Admin(AdminVerb verb, String path, int[] files) implements Hint {}
 
+  /**
+   * A packed file's samples ({@code count} records of {@code stride} bytes from {@code base}) and
+   * the seeded shuffle they are read in.
+   */
+  record Packed(
+      int id,
+      String path,
+      long base,
+      long stride,
+      int count,
+      long seed,
+      int epoch,
+      boolean persistentWorkers)
+      implements Hint {}
+
   /** Start or stop recording the trace. */
   record Trace(boolean on) implements Hint {}
 }

@@ -72,6 +72,9 @@ public final class HintState {
     /** An admin's prefetch, evict, pin or unpin. */
     void admin(Hint.Admin a);
 
+    /** A packed file's samples and their order. */
+    default void packed(Hint.Packed p) {}
+
     /** An epoch hint for an epoch the mount is not in yet: per-epoch counters start again. */
     default void epochStarted(int epoch) {}
 
@@ -442,6 +445,8 @@ public final class HintState {
       effects.trace(t.on());
     } else if (h instanceof Hint.Admin a) {
       effects.admin(a);
+    } else if (h instanceof Hint.Packed p) {
+      effects.packed(p);
     }
   }
 

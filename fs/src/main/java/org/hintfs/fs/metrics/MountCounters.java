@@ -322,6 +322,36 @@ final class MountCounters {
             "ranged GETs of pages for random readers' misses",
             cs.pageGets::sum),
         counter(
+            "page_read_hits",
+            "page_read_hits",
+            "random readers' reads served wholly from stored pages",
+            cs.pageReadHits::sum),
+        counter(
+            "pages_evicted",
+            "pages_evicted",
+            "pages of packed files evicted for a page needed sooner",
+            cs.pagesEvicted::sum),
+        gauge(
+            "packed_files",
+            "packed_files",
+            "packed files whose samples and order a hint gave",
+            () -> fs.packedPrefetcher().files()),
+        counter(
+            "packed_samples",
+            "packed_samples",
+            "samples of packed files read (with a packed hint)",
+            cs.packedSamples::sum),
+        counter(
+            "packed_sample_hits",
+            "packed_sample_hits",
+            "samples of packed files read with no wait on the source",
+            cs.packedSampleHits::sum),
+        counter(
+            "packed_prefetched",
+            "packed_prefetched",
+            "samples of packed files fetched ahead of their reader",
+            fs.packedPrefetcher().fetched::sum),
+        counter(
             "pages_merged",
             "pages_merged",
             "stored pages dropped because their whole block was stored",

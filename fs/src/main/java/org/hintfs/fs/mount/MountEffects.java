@@ -94,6 +94,11 @@ final class MountEffects {
           }
 
           @Override
+          public void packed(org.hintfs.fs.control.Hint.Packed p) {
+            fs.packed(p);
+          }
+
+          @Override
           public void recordScores(boolean losses, int[] ids, float[] values) {
             TraceRecorder t = fs.trace();
             if (t != null) {

@@ -74,6 +74,9 @@ public final class HintFs {
   /** Tells the random readers of large files from the sequential ones. */
   private final ReadPattern readPattern;
 
+  /** Fetches packed files' samples ahead of their readers, in their hinted order. */
+  private final org.hintfs.fs.prefetch.PackedPrefetcher packed;
+
   /**
    * A filesystem over a listed source, reading through {@code cache}, steered by {@code hints},
    * with {@code workers} fetching in the background and recording their failures in {@code
@@ -115,6 +118,7 @@ public final class HintFs {
             pageCache);
     this.readAhead = new ReadAhead(cache);
     this.readPattern = new ReadPattern(cache.blockSize());
+    this.packed = new org.hintfs.fs.prefetch.PackedPrefetcher(cache);
   }
 
   /** What {@code .hintfs/stats} shows: the JSON {@code json} renders at each open. */
@@ -386,6 +390,14 @@ public final class HintFs {
       // block boundaries if it spans them.
       int bs = cache.blockSize();
       ReadPattern.Verdict pattern = readPattern.classify(f, offset, n);
+      org.hintfs.policy.PackedOrder order = cache.packedOrder(f.id);
+      int[] readNow = null;
+      if (order != null) {
+        // Before its pages are offered: a sample just read is next needed in the next epoch.
+        readNow = order.read(offset, n);
+        packed.moved(f.id);
+      }
+      long[] missed = readNow == null ? null : new long[] {Long.MAX_VALUE, Long.MIN_VALUE};
       int done = 0;
       while (done < n) {
         long pos = offset + done;
@@ -399,7 +411,7 @@ public final class HintFs {
             && !f.substituted
             && cache.servesPages(f.id, b)) {
           // A random reader's READ: the pages it covers, fetched if missing, no block.
-          cache.readPages(f.id, pos, k, pattern.want(), dst);
+          cache.readPages(f.id, pos, k, pattern.want(), dst, missed);
           done += k;
           continue;
         }
@@ -438,7 +450,8 @@ public final class HintFs {
                         f.setMapped(fresh);
                         return true;
                       }
-                    });
+                    },
+                    !pattern.paged());
             if (got == null) {
               done += k;
               continue;
@@ -459,6 +472,19 @@ public final class HintFs {
         }
         dst.put(block, in, k);
         done += k;
+      }
+      if (readNow != null && readNow.length > 0) {
+        // A sample is served from the cache if none of its own bytes came from the source: the
+        // kernel's read-ahead reaches into its neighbours' pages, which are not this sample's.
+        int hits = 0;
+        for (int s : readNow) {
+          long from = order.sampleStart(s);
+          if (from + order.stride() <= missed[0] || from >= missed[1]) {
+            hits++;
+          }
+        }
+        cache.stats().packedSamples.add(readNow.length);
+        cache.stats().packedSampleHits.add(hits);
       }
     }
     stats.readSeconds.observe((System.nanoTime() - t0) / 1e9);
@@ -589,6 +615,23 @@ public final class HintFs {
     return readAhead.dropped.sum();
   }
 
+  /**
+   * A {@code packed} hint: the file's samples and their order are known from now on; its pages are
+   * evicted among themselves by next use and its samples fetched ahead of the reader.
+   */
+  public void packed(org.hintfs.fs.control.Hint.Packed p) {
+    org.hintfs.policy.PackedOrder order =
+        new org.hintfs.policy.PackedOrder(
+            p.base(), p.stride(), p.count(), p.seed(), p.epoch(), p.persistentWorkers());
+    cache.index().setPacked(p.id(), order);
+    packed.follow(p.id(), order);
+  }
+
+  /** Packed files' samples fetched ahead of their readers (for stats). */
+  public org.hintfs.fs.prefetch.PackedPrefetcher packedPrefetcher() {
+    return packed;
+  }
+
   /** The prefetcher (for stats). */
   public org.hintfs.fs.prefetch.Prefetcher prefetcher() {
     return prefetcher;
@@ -608,6 +651,7 @@ public final class HintFs {
     hints.streams().close();
     opener.close();
     readAhead.close();
+    packed.close();
     setTrace(null);
   }
 

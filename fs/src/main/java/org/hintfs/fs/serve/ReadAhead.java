@@ -179,7 +179,18 @@ final class ReadAhead implements AutoCloseable {
    */
   TieredCache.Fetched block(SampleHandle h, int b, java.util.function.BooleanSupplier fromMap)
       throws IOException {
-    Ahead mine = advance(h, b);
+    return block(h, b, fromMap, true);
+  }
+
+  /**
+   * {@link #block(SampleHandle, int, java.util.function.BooleanSupplier)}; with {@code ahead} false
+   * (a random reader's READ of a block that is near: {@link ReadPattern}) the window is left as it
+   * is and nothing is asked for ahead.
+   */
+  TieredCache.Fetched block(
+      SampleHandle h, int b, java.util.function.BooleanSupplier fromMap, boolean ahead)
+      throws IOException {
+    Ahead mine = ahead ? advance(h, b) : null;
     if (mine == null) {
       return fromMap.getAsBoolean() ? null : cache.readBlock(h.id, b);
     }

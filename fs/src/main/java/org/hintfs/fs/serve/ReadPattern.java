@@ -11,15 +11,19 @@ import java.util.Map;
  *
  * <p>Streams: the kernel's READs of one handle come from several threads of the reader (a
  * DataLoader's workers share a memory-mapped file's handle), each reading on from where it was, and
- * a little out of order. A handle keeps the last {@link #STREAMS} places its READs ended; a READ
- * within {@link #NEAR} of one continues that stream, any other starts a new one: a seek.
+ * a little out of order. A handle keeps the last {@link #STREAMS} ranges its READs covered; a READ
+ * within {@link #NEAR} of one's end continues that stream, any other starts a new one: a seek.
  *
- * <p>Random or sequential: a handle is sequential until its second seek (gcsfuse switches after two
- * as well), random from then on, and sequential again once one of its streams has read {@link
- * #SEQUENTIAL_RUN} bytes on end. A file whose last handle was random starts its next handles random
- * (a DataLoader's workers each open it; a reader's first READ at offset 0, its header, would
- * otherwise fetch a block and read ahead another). A READ of a random handle, and any seek, is
- * served by pages ({@code TieredCache#readPages}); the others as blocks, read ahead as before.
+ * <p>Random or sequential: a READ that starts a stream past the file's first {@link #NEAR} bytes,
+ * and the READs that continue it until it has read {@link #SEQUENTIAL_RUN}, are served by pages
+ * (the kernel's own read-ahead continues a random READ; mountpoint-s3 too starts a reader with a
+ * small request). A handle is sequential until its second seek (gcsfuse switches after two as
+ * well), random from then on, and sequential again once one of its streams has read {@link
+ * #SEQUENTIAL_RUN} bytes on end (its range, first byte to last). A file whose last handle was
+ * random starts its next handles random (a DataLoader's workers each open it; a reader's first READ
+ * at offset 0, its header, would otherwise fetch a block and read ahead another). A READ of a
+ * random handle, and any seek, is served by pages ({@code TieredCache#readPages}); the others as
+ * blocks, read ahead as before.
  *
  * <p>How much a random miss fetches ({@link Verdict#want}): at least the READ, and at least the
  * reader's usual run, the average (EWMA) of the bytes its streams read between seeks, so a reader
@@ -28,8 +32,11 @@ import java.util.Map;
  * Memory: a few longs per handle, and the ids of up to {@link #RECENT} random files.
  */
 final class ReadPattern {
-  /** A READ this close to where a stream ended continues it (the kernel's READs overlap a bit). */
-  static final long NEAR = 1 << 20;
+  /**
+   * A READ this close to where a stream ended, before or after, continues it: the kernel's READs of
+   * one stream come a little out of order (its read-ahead has a few of 128 KiB in flight).
+   */
+  static final long NEAR = 512 << 10;
 
   /** Streams a handle keeps: a DataLoader's workers on one memory-mapped file, with room. */
   static final int STREAMS = 8;
@@ -60,8 +67,8 @@ final class ReadPattern {
 
   /** One handle's streams. Guarded by the handle ({@code synchronized (SampleHandle)}). */
   static final class Streams {
+    final long[] starts = new long[STREAMS];
     final long[] ends = new long[STREAMS];
-    final long[] runs = new long[STREAMS];
     int used;
     int next;
     int seeks;
@@ -95,17 +102,18 @@ final class ReadPattern {
       boolean continues = at >= 0 || (s.used == 0 && offset < NEAR); // a reader from the start
       long run;
       if (at >= 0) {
-        s.runs[at] += length;
+        s.starts[at] = Math.min(s.starts[at], offset);
         s.ends[at] = Math.max(s.ends[at], offset + length);
-        run = s.runs[at];
+        run = s.ends[at] - s.starts[at];
       } else {
         int slot = s.used < STREAMS ? s.used++ : s.next;
         s.next = (slot + 1) % STREAMS;
-        if (s.runs[slot] > 0) {
-          s.usualRun = s.usualRun == 0 ? s.runs[slot] : (3 * s.usualRun + s.runs[slot]) / 4;
+        long ended = s.ends[slot] - s.starts[slot];
+        if (ended > 0) {
+          s.usualRun = s.usualRun == 0 ? ended : (3 * s.usualRun + ended) / 4;
         }
+        s.starts[slot] = offset;
         s.ends[slot] = offset + length;
-        s.runs[slot] = length;
         run = 0;
         if (!continues && ++s.seeks >= 2 && !s.random) {
           s.random = true;
@@ -118,7 +126,10 @@ final class ReadPattern {
         becameSequential = true;
       }
       long want = Math.max(length, Math.max(s.usualRun, run));
-      v = new Verdict(s.random || !continues, (int) Math.min(blockSize, want));
+      // A stream that began past the file's start is paged until it has read on far enough to
+      // be a sequential reader's: the kernel's read-ahead after a random READ continues it.
+      boolean young = at >= 0 && s.starts[at] >= NEAR && run < SEQUENTIAL_RUN;
+      v = new Verdict(s.random || !continues || young, (int) Math.min(blockSize, want));
     }
     if (becameRandom || becameSequential) {
       synchronized (randomFiles) {

@@ -349,6 +349,12 @@ public final class CacheIndex {
     if (page && blocks != null && blocks.get(units.blockOfPage(id, block))) {
       return false; // its block is stored: one copy of each byte
     }
+    org.hintfs.policy.PackedOrder po = page ? packed.get(id) : null;
+    if (po != null
+        && blocks != null
+        && !roomAmongPages(id, block, po, blocks, StoredValue.charge(payload.length))) {
+      return false; // every page sampled is needed sooner than this one
+    }
     if (!store.hasRoom(payload.length)) {
       // The disk is behind the source: served without being stored (it is still in the RAM tier,
       // if there is one), never a wait here, under the lock every open takes.
@@ -370,6 +376,76 @@ public final class CacheIndex {
     // once stored: its readers are served from memory (LmdbStore, "Memory").
     store.put(key, vh, payload, block, path, units.isBlocked(id));
     return false;
+  }
+
+  /**
+   * Packed files whose samples and order are known ({@code packed} hints): their pages are evicted
+   * among themselves by next use ({@link #roomAmongPages}).
+   */
+  private final Map<Integer, org.hintfs.policy.PackedOrder> packed =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Seeded: which stored pages {@link #roomAmongPages} compares. Guarded by this. */
+  private final java.util.SplittableRandom pageSampler = new java.util.SplittableRandom(61);
+
+  /** How many stored pages a packed file's admission compares, and how many slots it tries. */
+  static final int PAGE_CANDIDATES = 16;
+
+  static final int PAGE_TRIES = 256;
+
+  /** The samples and order of packed file {@code id}, from a {@code packed} hint; null: none. */
+  public void setPacked(int id, org.hintfs.policy.PackedOrder order) {
+    if (order == null) {
+      packed.remove(id);
+    } else {
+      packed.put(id, order);
+    }
+  }
+
+  /** The samples and order of packed file {@code id}, or null. */
+  public org.hintfs.policy.PackedOrder packedOrder(int id) {
+    return packed.isEmpty() ? null : packed.get(id);
+  }
+
+  /**
+   * Room for page {@code slot} of packed file {@code id} among the file's own pages, Belady's way
+   * with sampling (as Redis samples its LRU): while the cache is full, of up to {@link
+   * #PAGE_CANDIDATES} stored pages of the file picked at random, the one needed last goes, if it is
+   * needed later than this page; a page needed sooner than every one sampled is not stored. With
+   * the cache half the file, half the slots hold a page, so 256 tries find 16 at once. Caller holds
+   * the lock.
+   *
+   * @return true if there is room now (or the file's pages cannot give it: the policy decides)
+   */
+  private boolean roomAmongPages(
+      int id, int slot, org.hintfs.policy.PackedOrder po, BitSet blocks, long charge) {
+    long mine = po.nextUse(units.offset(id, slot), units.offset(id, slot) + units.length(id, slot));
+    int first = units.pageSlot(id, 0);
+    int pages = units.pageCount(id);
+    while (residency.used() + charge > residency.capacity()) {
+      int victim = -1;
+      long latest = mine;
+      for (int t = 0, found = 0; t < PAGE_TRIES && found < PAGE_CANDIDATES; t++) {
+        int s = first + pageSampler.nextInt(pages);
+        if (!blocks.get(s)) {
+          continue;
+        }
+        found++;
+        long at = po.nextUse(units.offset(id, s), units.offset(id, s) + units.length(id, s));
+        if (at > latest) {
+          latest = at;
+          victim = s;
+        }
+      }
+      if (victim < 0) {
+        return false;
+      }
+      store.delete(units.key(id, victim));
+      blocks.clear(victim);
+      residency.release(id, StoredValue.charge(units.length(id, victim)));
+      stats.pagesEvicted.increment();
+    }
+    return true;
   }
 
   /**

@@ -78,6 +78,17 @@ public final class CacheStats {
   /** Ranged GETs of pages for random readers' misses. */
   public final LongAdder pageGets = new LongAdder();
 
+  /** Pages of packed files evicted for a page needed sooner ({@code packed} hints). */
+  public final LongAdder pagesEvicted = new LongAdder();
+
+  /** Samples of packed files read (a READ covered their middle); of them, by a READ all hits. */
+  public final LongAdder packedSamples = new LongAdder();
+
+  public final LongAdder packedSampleHits = new LongAdder();
+
+  /** Random readers' READs served wholly from stored pages. */
+  public final LongAdder pageReadHits = new LongAdder();
+
   /** Stored pages dropped because the block they lie in was stored (one copy of each byte). */
   public final LongAdder pagesMerged = new LongAdder();
 

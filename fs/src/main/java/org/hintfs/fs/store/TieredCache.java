@@ -935,8 +935,52 @@ public final class TieredCache implements AutoCloseable {
    * offered to the disk as pages, each admitted on its own; no block is fetched. The policy sees
    * one access of the file per READ.
    */
-  public void readPages(int id, long offset, int n, int want, ReadSink sink) throws IOException {
+  public boolean readPages(int id, long offset, int n, int want, ReadSink sink, long[] missed)
+      throws IOException {
     stats.pageReads.increment();
+    boolean hit = pages(id, offset, n, want, sink, FetchGate.Priority.DEMAND, missed);
+    if (hit) {
+      stats.pageReadHits.increment();
+    }
+    index.served(id, hit);
+    return hit;
+  }
+
+  /**
+   * Fetches the pages of bytes {@code offset .. offset+n} of file in blocks {@code id} that are not
+   * stored, as a prefetch (after readers' misses), and offers them to the disk: a packed file's
+   * samples ahead of its reader ({@code PackedPrefetcher}). Not an access.
+   *
+   * @return true if every page was stored already
+   */
+  public boolean prefetchPages(int id, long offset, int n) throws IOException {
+    return pages(id, offset, n, n, null, FetchGate.Priority.PREFETCH, null);
+  }
+
+  /** The size of a random reader's page ({@link Units#PAGE_SIZE}). */
+  public int pageSize() {
+    return units.pageSize();
+  }
+
+  /** The samples and order of packed file {@code id} ({@code packed} hint), or null. */
+  public org.hintfs.policy.PackedOrder packedOrder(int id) {
+    return index.packedOrder(id);
+  }
+
+  /**
+   * {@link #readPages} into {@code sink} (null: only fetched and stored) with {@code priority}.
+   *
+   * @return true if every page was served from the disk tier
+   */
+  private boolean pages(
+      int id,
+      long offset,
+      int n,
+      int want,
+      ReadSink sink,
+      FetchGate.Priority priority,
+      long[] missed)
+      throws IOException {
     long end = Math.min(catalog.size(id), offset + n);
     long pos = offset;
     boolean hit = true;
@@ -945,7 +989,7 @@ public final class TieredCache implements AutoCloseable {
       Unit u = units.unit(id, units.pageSlot(id, page), false);
       int in = (int) (pos - u.offset());
       int k = (int) Math.min(end - pos, u.length() - in);
-      if (servedPage(u, in, k, sink)) {
+      if (sink == null ? index.isStored(id, u.block()) : servedPage(u, in, k, sink)) {
         pos += k;
         continue;
       }
@@ -957,14 +1001,20 @@ public final class TieredCache implements AutoCloseable {
         pages++;
       }
       int count = pages;
-      byte[] b = fetcher.fetch(u.ramKey(), () -> fetchPages(u, count), FetchGate.Priority.DEMAND);
+      byte[] b = fetcher.fetch(u.ramKey(), () -> fetchPages(u, count), priority);
       // A fetch of the same first page that another READ started may have asked for fewer pages:
       // what it brought is served, the loop goes on past it.
       int got = (int) Math.min(end - pos, b.length - in);
-      sink.put(b, in, got);
+      if (sink != null) {
+        sink.put(b, in, got);
+      }
+      if (missed != null) {
+        missed[0] = Math.min(missed[0], pos);
+        missed[1] = Math.max(missed[1], pos + got);
+      }
       pos += got;
     }
-    index.served(id, hit);
+    return hit;
   }
 
   /** A stored page's bytes {@code in .. in+k} into {@code sink}, checked; false if not stored. */

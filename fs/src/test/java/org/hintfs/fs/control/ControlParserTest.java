@@ -98,6 +98,15 @@ class ControlParserTest {
   record Bad(String line, String reason) {}
 
   @Test
+  void aPackedLine_namesTheFileItsSamplesAndTheirShuffle() {
+    Hint h = parser.parse("packed train/c1/2.jpg 0 1 2 seed 1234 epoch 3 persistent_workers", view);
+    assertThat(h)
+        .isEqualTo(
+            new Hint.Packed(
+                catalog.lookup("train/c1/2.jpg"), "/train/c1/2.jpg", 0, 1, 2, 1234, 3, true));
+  }
+
+  @Test
   void rejectedLines_sayWhy() {
     List<Bad> bad =
         List.of(
@@ -130,6 +139,14 @@ class ControlParserTest {
             new Bad("dataset no/such", "dataset no/such: no such directory in the mount"),
             new Bad("dataset", "usage: dataset <dir>"),
             new Bad("pin no/such", "pin no/such: no such file or directory in the mount"),
+            new Bad("packed train/c0/0.jpg 0 1", "usage: packed <path> <base> <stride> <count>"),
+            new Bad("packed no/such 0 1 1 seed 1", "packed no/such: no such file in the mount"),
+            new Bad("packed train 0 1 1 seed 1", "packed train: no such file in the mount"),
+            new Bad("packed train/c0/0.jpg 0 0 2 seed 1", "stride and count must be positive"),
+            new Bad("packed train/c0/0.jpg -1 1 2 seed 1", "base must be a non-negative"),
+            new Bad("packed train/c0/0.jpg 0 1 3 seed 1", "3 samples of 1 bytes from 0 end past"),
+            new Bad("packed train/c0/0.jpg 0 1 2 seed x", "the seed must be a 64-bit integer"),
+            new Bad("packed train/c0/0.jpg 0 1 2 seed 1 shuffle", "unexpected 'shuffle'"),
             new Bad("x".repeat(ControlParser.MAX_LINE + 1), "line longer than"));
     for (Bad b : bad) {
       assertThatThrownBy(() -> parser.parse(b.line(), view))

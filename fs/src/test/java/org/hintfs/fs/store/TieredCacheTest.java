@@ -482,7 +482,7 @@ class TieredCacheTest {
 
   static byte[] readPages(TieredCache c, int id, long offset, int n) throws IOException {
     Collected got = new Collected();
-    c.readPages(id, offset, n, 0, got);
+    c.readPages(id, offset, n, 0, got, null);
     return got.out.toByteArray();
   }
 
