@@ -17,7 +17,9 @@
 #   lmdb    py-lmdb (readonly, lock=False: mmap), 600 random values, 4 processes
 #   small   hintfs alone (hintfs rows only) with --cache-size SMALL_CACHE (default a quarter of
 #           SIZE: 512M) over big.bin, three passes of pread with fresh offsets (seeds 101-103) in
-#           one mount, page cache dropped before each
+#           one mount, page cache dropped before each; the RAM tier keeps its default (512M): a
+#           SIZE under cache size + RAM tier fits and is not a quarter-size cache (SMALL_OPTS adds
+#           mount options, e.g. --ram-cache 64M for a quick run)
 # Processes are forked as a DataLoader's workers are, each opening its own handle (timed).
 # reads/s = items read / wall seconds. Every item is compared with the local copy: wrong bytes and
 # errors are printed for every row, and the run fails if any is not 0.
@@ -96,16 +98,19 @@ s3_start "$work"
 trap cleanup EXIT
 
 # The server's warm-up: every object read whole S3_WARM times, and 64 ranged reads of big.bin.
+# (wait on the readers' pids: a bare wait would wait for S3Proxy, a job of this shell too.)
 t0=$EPOCHREALTIME
 for _ in $(seq "${S3_WARM:-3}"); do
-  for o in big.bin samples.h5 samples.lmdb/data.mdb; do rclone cat "s3p:bench/ds/n00000000/$o" >/dev/null & done
-  wait
+  pids=()
+  for o in big.bin samples.h5 samples.lmdb/data.mdb; do rclone cat "s3p:bench/ds/n00000000/$o" >/dev/null 2>&1 & pids+=($!); done
+  wait "${pids[@]}"
 done
+pids=()
 for i in $(seq 0 63); do
-  rclone cat --offset $((i * (size / 64))) --count 131072 s3p:bench/ds/n00000000/big.bin >/dev/null &
-  ((i % 16 != 15)) || wait
+  rclone cat --offset $((i * (size / 64))) --count 131072 s3p:bench/ds/n00000000/big.bin >/dev/null 2>&1 &
+  pids+=($!)
+  ((i % 16 != 15)) || { wait "${pids[@]}"; pids=(); }
 done
-wait
 echo "S3Proxy warmed in $(printf %.0f "$(echo "$EPOCHREALTIME - $t0" | bc)") s" >&2
 
 # start_mount FS [hintfs options]: a fresh DelayProxy and a fresh mount of FS through it, its
@@ -197,7 +202,8 @@ for c in pread memmap h5 lmdb small; do
         pgets[$c,$fs]=$ggets ;;
       small)
         [[ $fs == hintfs* ]] || continue
-        start_mount "$fs" --cache-size "$small_cache"
+        # shellcheck disable=SC2086 # SMALL_OPTS: options, split
+        start_mount "$fs" --cache-size "$small_cache" ${SMALL_OPTS:-}
         for p in 1 2 3; do measure "small$p,$fs" "$fs" pread "$m/big.bin" "$src/big.bin" $((100 + p)); done
         stop_mount "$fs"
         pgets[small,$fs]=$ggets ;;
@@ -241,7 +247,7 @@ for c in pread again memmap h5 lmdb small; do
     for fs in "${hs[@]}"; do
       s=$((srcb[small1,$fs] + srcb[small2,$fs] + srcb[small3,$fs]))
       r=$((asked[small1,$fs] + asked[small2,$fs] + asked[small3,$fs]))
-      printf ' %.1fx (%.2f GB fetched per %.0f MB read) |' "$(ratio "$s" "$r")" "$(ratio "$s" 1e9)" "$(ratio "$r" 1e6)"
+      printf ' %.1fx (%.2f GB fetched per %.0f MB read) |' "$(ratio "$s" "$r")" "$(ratio "$s" 1000000000)" "$(ratio "$r" 1000000)"
     done
     echo
     continue
