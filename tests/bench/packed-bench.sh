@@ -36,8 +36,9 @@
 # AOT=0 (no AOT cache for the hintfs rows; by default each jar gets its own, as setup.sh leaves one).
 # Usage: tests/bench/packed-bench.sh [WORKDIR] (root; default /tmp/hintfs-packedbench; after
 # `mvn -B -q -DskipTests package`, which also builds tests/target: s3proxy.jar, DelayProxy).
-# Run it under `flock /tmp/hintfs-bench.lock`. Takes ~20 min with the defaults (the first run adds
-# ~2 min to make and upload the dataset), ~8 min with SIZE=512M; the hintfs-before rows add ~1/3.
+# Run it under `flock /tmp/hintfs-bench.lock`. Takes ~10 min with the defaults on 2 shared cores
+# (the first run adds ~2-3 min to make and upload the dataset into WORKDIR: 3.3 GB, twice, kept),
+# ~3 min with SIZE=256M; the hintfs-before rows add ~1/4.
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 export AWS_EC2_METADATA_DISABLED=true
@@ -258,7 +259,9 @@ for c in pread again memmap h5 lmdb small; do
   done
   for fs in "${fss[@]}"; do printf ' %.0f/s |' "${rate[$c,$fs]}"; done
   for fs in "${hs[@]}"; do printf ' %s |' "$(x "${rate[$c,$fs]}" "$best")"; done
-  for fs in "${hs[@]}"; do printf ' %s |' "$(x "${srcb[$c,$fs]}" "${asked[$c,$fs]}")"; done
+  for fs in "${hs[@]}"; do
+    if [[ ${srcb[$c,$fs]} == 0 ]]; then printf ' - (none fetched) |'; else printf ' %s |' "$(x "${srcb[$c,$fs]}" "${asked[$c,$fs]}")"; fi
+  done
   echo
 done
 echo
