@@ -229,10 +229,13 @@ field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1']
 # gproxy_start: a DelayProxy of its own in front of s3_start's S3Proxy (S3_DELAY_MS, default 10),
 # so that its GET count is one mount's; sets gpid and gport, its output in $work/gp.out.
 gproxy_start() {
+  # Removed first: the shell truncates the file in the background job, and a read before that
+  # took the last proxy's port (a mount then found nothing listening there).
+  rm -f "$work/gp.out"
   java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" "${S3_DELAY_MS:-10}" >"$work/gp.out" &
   gpid=$!
   gport=
-  for _ in $(seq 100); do gport=$(head -1 "$work/gp.out"); [[ -n $gport ]] && break; sleep 0.1; done
+  for _ in $(seq 100); do gport=$(head -1 "$work/gp.out" 2>/dev/null); [[ -n $gport ]] && break; sleep 0.1; done
 }
 # gproxy_stop: sets ggets to the object GETs it forwarded (not in a subshell: it waits for the proxy).
 # key_gets KEY: after gproxy_stop, the GETs of one object (its path, /bucket/key), 0 if none.
