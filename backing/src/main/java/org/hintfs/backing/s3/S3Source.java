@@ -189,7 +189,15 @@ public final class S3Source implements DatasetSource {
             + ", region "
             + (region == null ? "(asked of the bucket)" : region)
             + ", credentials: "
-            + (creds == null ? "none (unsigned requests)" : creds.source().describe())
+            + (creds == null
+                ? "none (unsigned requests)"
+                : "access key "
+                    + creds.fetch().accessKey()
+                    + " from "
+                    + creds.source().describe()
+                    + (creds.fetch().expiration() == null
+                        ? ""
+                        : ", expire " + creds.fetch().expiration().toInstant()))
             + ", up to "
             + n
             + " requests at once, retries for "
