@@ -53,6 +53,14 @@ public interface DatasetSource extends AutoCloseable {
     return java.util.Map.of();
   }
 
+  /**
+   * Where the credentials come from and when they expire, for {@code status}: never a secret; empty
+   * for a source that needs none.
+   */
+  default java.util.Map<String, Object> credentials() {
+    return java.util.Map.of();
+  }
+
   @Override
   default void close() throws IOException {}
 }

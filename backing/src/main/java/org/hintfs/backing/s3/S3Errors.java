@@ -90,6 +90,29 @@ final class S3Errors {
     return c;
   }
 
+  /**
+   * True when the server refused the request for its credentials: expired or unknown ones, a
+   * signature of another secret (a key rotated under the same id), or a plain 403 (a HEAD's answer
+   * has no body to say which). Such a request is worth one more try with fresh credentials.
+   */
+  static boolean refusesCredentials(Exception e) {
+    if (!(e instanceof ErrorResponseException er)) {
+      return false;
+    }
+    return switch (er.errorResponse().code()) {
+      case "ExpiredToken",
+              "ExpiredTokenException",
+              "InvalidToken",
+              "TokenRefreshRequired",
+              "InvalidAccessKeyId",
+              "InvalidClientTokenId",
+              "SignatureDoesNotMatch",
+              "AccessDenied" ->
+          true;
+      default -> false;
+    };
+  }
+
   /** A range that starts at or past the end: a read of 0 bytes. */
   static final class EndOfObject extends IOException {}
 

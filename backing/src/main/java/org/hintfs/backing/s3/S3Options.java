@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * How to reach an S3 endpoint. Credentials are not here: they come from the environment or a
- * profile file (see {@link S3Credentials}), never from the command line.
+ * profile file or a cloud endpoint (see {@link CredentialChain}), never from the command line.
  *
  * @param endpoint {@code http(s)://host[:port]}, or null for AWS (then from {@code
  *     AWS_ENDPOINT_URL_S3} or {@code AWS_ENDPOINT_URL} if set)

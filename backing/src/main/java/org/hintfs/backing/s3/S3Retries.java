@@ -12,7 +12,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs one S3 request, retrying transient failures with jittered exponential backoff (50 ms
- * doubling, at most 2 s apart) until the retry time has passed, with a last attempt then.
+ * doubling, at most 2 s apart) until the retry time has passed, with a last attempt then. A request
+ * the server refused for its credentials (expired, rotated, revoked) is sent once more with fresh
+ * ones, at once, if the chain gives newer ones ({@link RenewingCredentials#renewAfterRefusal}).
  */
 final class S3Retries {
   private static final Logger log = LoggerFactory.getLogger(S3Retries.class);
@@ -24,9 +26,14 @@ final class S3Retries {
   private final long retryNanos;
   final LongAdder retries = new LongAdder();
   final LongAdder failures = new LongAdder();
+  final LongAdder renewedRetries = new LongAdder();
 
-  S3Retries(S3Errors errors, Duration retryTime) {
+  /** Null for unsigned requests. */
+  private final RenewingCredentials credentials;
+
+  S3Retries(S3Errors errors, Duration retryTime, RenewingCredentials credentials) {
     this.errors = errors;
+    this.credentials = credentials;
     this.retryTime = retryTime;
     this.retryNanos = retryTime.toNanos();
   }
@@ -37,11 +44,21 @@ final class S3Retries {
 
   <T> T call(String what, String path, Call<T> call) throws IOException {
     long deadline = System.nanoTime() + retryNanos;
+    boolean renewed = false;
     for (int attempt = 0; ; attempt++) {
       IOException failure;
+      var signedWith = credentials == null ? null : credentials.fetch();
       try {
         return call.run();
       } catch (Exception e) {
+        if (!renewed && credentials != null && S3Errors.refusesCredentials(e)) {
+          renewed = true; // one fresh fetch and one retry per call
+          if (credentials.renewAfterRefusal(signedWith)) {
+            renewedRetries.increment();
+            log.debug("{}: {}; sending it again with renewed credentials", what, e.getMessage());
+            continue;
+          }
+        }
         failure = errors.classify(e, path);
       }
       if (failure instanceof S3Errors.EndOfObject) {

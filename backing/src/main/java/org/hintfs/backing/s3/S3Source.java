@@ -9,7 +9,7 @@ import io.minio.MinioClient;
 import io.minio.Result;
 import io.minio.StatObjectArgs;
 import io.minio.StatObjectResponse;
-import io.minio.credentials.StaticProvider;
+import io.minio.credentials.Credentials;
 import io.minio.errors.MinioException;
 import io.minio.messages.Item;
 import java.io.IOException;
@@ -76,6 +76,9 @@ public final class S3Source implements DatasetSource {
   private final S3Retries retries;
   private final S3Listing listing;
 
+  /** The credentials requests are signed with, renewed as they need; null when unsigned. */
+  private final RenewingCredentials credentials;
+
   /** Large reads into native memory over plain HTTP; null over HTTPS. */
   private final PlainHttpGets plain;
 
@@ -94,6 +97,7 @@ public final class S3Source implements DatasetSource {
       MinioClient client,
       OkHttpClient http,
       PlainHttpGets plain,
+      RenewingCredentials credentials,
       Duration retryTime) {
     this.bucket = bucket;
     this.prefix = prefix;
@@ -101,8 +105,9 @@ public final class S3Source implements DatasetSource {
     this.client = client;
     this.http = http;
     this.plain = plain;
+    this.credentials = credentials;
     this.errors = new S3Errors(bucket, endpoint, describe());
-    this.retries = new S3Retries(errors, retryTime);
+    this.retries = new S3Retries(errors, retryTime, credentials);
     this.listing = new S3Listing(client, bucket, prefix, describe(), retries);
   }
 
@@ -130,7 +135,7 @@ public final class S3Source implements DatasetSource {
           "--endpoint " + ep + " must be http://host[:port] or https://host[:port]");
     }
     boolean aws = uri.getHost().endsWith("amazonaws.com");
-    S3Credentials creds = S3Credentials.resolve(options.env());
+    RenewingCredentials creds = credentials(options.env());
     int n = options.maxConnections();
     Semaphore permits = new Semaphore(n);
     OkHttpClient.Builder hb =
@@ -154,14 +159,16 @@ public final class S3Source implements DatasetSource {
     if (region != null) {
       b.region(region);
     }
-    if (!creds.anonymous()) {
-      b.credentialsProvider(
-          new StaticProvider(creds.accessKey(), creds.secretKey(), creds.sessionToken()));
+    if (creds != null) {
+      b.credentialsProvider(creds);
     }
     MinioClient client;
     try {
       client = b.build();
     } catch (IllegalArgumentException e) {
+      if (creds != null) {
+        creds.close();
+      }
       throw new IllegalArgumentException("--endpoint " + ep + ": " + e.getMessage());
     }
     if (options.pathStyle() || !aws) {
@@ -173,7 +180,8 @@ public final class S3Source implements DatasetSource {
             ? new PlainHttpGets((int) READ_TIMEOUT.toMillis(), 5_000, n, permits)
             : null;
     S3Source s =
-        new S3Source(loc.bucket(), loc.prefix(), ep, client, http, plain, options.retryTime());
+        new S3Source(
+            loc.bucket(), loc.prefix(), ep, client, http, plain, creds, options.retryTime());
     s.summary =
         s.describe()
             + " at "
@@ -181,15 +189,69 @@ public final class S3Source implements DatasetSource {
             + ", region "
             + (region == null ? "(asked of the bucket)" : region)
             + ", credentials: "
-            + creds
+            + (creds == null
+                ? "none (unsigned requests)"
+                : "access key "
+                    + creds.fetch().accessKey()
+                    + " from "
+                    + creds.source().describe()
+                    + (creds.fetch().expiration() == null
+                        ? ""
+                        : ", expire " + creds.fetch().expiration().toInstant()))
             + ", up to "
             + n
             + " requests at once, retries for "
             + options.retryTime().toSeconds()
             + " s";
     log.debug("opening {}", s.summary);
-    s.probe();
+    try {
+      s.probe();
+    } catch (IOException | RuntimeException e) {
+      s.close();
+      throw e;
+    }
     return s;
+  }
+
+  /** How long a credentials endpoint (STS, container, instance metadata) may take to answer. */
+  private static final int CREDENTIALS_TIMEOUT_SECONDS = 5;
+
+  /**
+   * How long the instance metadata service may take to connect: it is tried last, also off EC2,
+   * where nothing answers (the AWS SDKs wait 1 s too).
+   */
+  private static final int METADATA_CONNECT_SECONDS = 1;
+
+  /**
+   * The credentials of the standard chain ({@link CredentialChain}) under {@code env}, fetched once
+   * now, or null for unsigned requests: none configured, or instance metadata (the last place,
+   * tried off EC2 too) not answering.
+   */
+  private static RenewingCredentials credentials(Map<String, String> env) throws IOException {
+    OkHttpClient http =
+        new OkHttpClient.Builder()
+            .protocols(List.of(okhttp3.Protocol.HTTP_1_1))
+            .connectTimeout(2, TimeUnit.SECONDS)
+            .readTimeout(CREDENTIALS_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+            .callTimeout(2L * CREDENTIALS_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+            .build();
+    CredentialSource source = CredentialChain.resolve(env, http);
+    if (source instanceof CredentialSource.InstanceMetadata imds) {
+      OkHttpClient quick =
+          http.newBuilder().connectTimeout(METADATA_CONNECT_SECONDS, TimeUnit.SECONDS).build();
+      source = new CredentialSource.InstanceMetadata(imds.endpoint(), quick);
+      try {
+        return new RenewingCredentials(source);
+      } catch (IOException e) {
+        log.info(
+            "no credentials in the environment, a profile or a container endpoint, and {}: {};"
+                + " requests go unsigned (AWS_EC2_METADATA_DISABLED=true skips it)",
+            source.describe(),
+            e.getMessage());
+        return null;
+      }
+    }
+    return source == null ? null : new RenewingCredentials(source);
   }
 
   /**
@@ -359,21 +421,26 @@ public final class S3Source implements DatasetSource {
   /** Keys whose presigned URLs are kept at most (the readers' files read ahead at once). */
   static final int PRESIGNED_KEPT = 1024;
 
-  /** A presigned GET's URL for a key, and when it was signed ({@link System#nanoTime}). */
-  private record Signed(URI url, long signedAt) {}
+  /**
+   * A presigned GET's URL for a key, when it was signed ({@link System#nanoTime}), and the
+   * credentials it was signed with: a URL signed with temporary credentials is good only while they
+   * are, so new credentials sign it again.
+   */
+  private record Signed(URI url, long signedAt, Credentials signedWith) {}
 
   private final ConcurrentHashMap<String, Signed> signed = new ConcurrentHashMap<>();
   private final LongAdder presigns = new LongAdder();
 
   /**
    * A presigned GET's URL for {@code key}: the one signed for it within {@link
-   * #PRESIGN_REUSE_NANOS}, else a new one. The range and If-Match go as headers, which the
-   * signature does not cover, so one URL serves every block of a file.
+   * #PRESIGN_REUSE_NANOS} with the current credentials, else a new one. The range and If-Match go
+   * as headers, which the signature does not cover, so one URL serves every block of a file.
    */
   private URI presigned(String key) throws MinioException {
     long now = System.nanoTime();
+    Credentials with = credentials == null ? null : credentials.fetch();
     Signed s = signed.get(key);
-    if (s != null && now - s.signedAt < PRESIGN_REUSE_NANOS) {
+    if (s != null && now - s.signedAt < PRESIGN_REUSE_NANOS && s.signedWith == with) {
       return s.url;
     }
     URI url =
@@ -389,7 +456,7 @@ public final class S3Source implements DatasetSource {
     if (signed.size() >= PRESIGNED_KEPT) {
       signed.clear(); // bounded; those still read are signed again at their next block
     }
-    signed.put(key, new Signed(url, now));
+    signed.put(key, new Signed(url, now, with));
     return url;
   }
 
@@ -486,7 +553,16 @@ public final class S3Source implements DatasetSource {
     m.put("presigns", presigns.sum());
     m.put("retries", retries.retries.sum());
     m.put("failedAfterRetries", retries.failures.sum());
+    m.put("retriedWithNewCredentials", retries.renewedRetries.sum());
     return m;
+  }
+
+  @Override
+  public Map<String, Object> credentials() {
+    if (credentials == null) {
+      return Map.of("kind", "none", "source", "none: requests go unsigned");
+    }
+    return credentials.describe();
   }
 
   /** Runs every task at once on the thread that submits it. */
@@ -554,6 +630,9 @@ public final class S3Source implements DatasetSource {
 
   @Override
   public void close() throws IOException {
+    if (credentials != null) {
+      credentials.close();
+    }
     http.dispatcher().executorService().shutdown();
     http.connectionPool().evictAll();
     if (plain != null) {

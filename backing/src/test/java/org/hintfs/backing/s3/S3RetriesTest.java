@@ -18,7 +18,7 @@ class S3RetriesTest {
   void aWaitForTheServerThatTimedOut_isTriedAgain_asAHungSourceIs() throws Exception {
     // The plain-HTTP GET throws the socket's timeout as it is (minio-java's calls wrap theirs):
     // before this, it was taken for an interrupt and failed the read at once.
-    S3Retries retries = new S3Retries(errors, Duration.ofSeconds(30));
+    S3Retries retries = new S3Retries(errors, Duration.ofSeconds(30), null);
     AtomicInteger calls = new AtomicInteger();
     Integer got =
         retries.call(
@@ -37,7 +37,7 @@ class S3RetriesTest {
 
   @Test
   void timeoutsPastTheRetryTime_failAsTheSourceUnavailable_sayingWhy() {
-    S3Retries retries = new S3Retries(errors, Duration.ofMillis(200));
+    S3Retries retries = new S3Retries(errors, Duration.ofMillis(200), null);
     AtomicInteger calls = new AtomicInteger();
     assertThat(failing(retries, new SocketTimeoutException("no answer in 10000 ms"), calls))
         .isInstanceOf(SourceUnavailableException.class)
@@ -49,7 +49,7 @@ class S3RetriesTest {
 
   @Test
   void anInterrupt_endsTheCallAtOnce() {
-    S3Retries retries = new S3Retries(errors, Duration.ofSeconds(30));
+    S3Retries retries = new S3Retries(errors, Duration.ofSeconds(30), null);
     AtomicInteger calls = new AtomicInteger();
     assertThat(failing(retries, new InterruptedIOException("interrupted during an S3 GET"), calls))
         .isInstanceOf(InterruptedIOException.class)

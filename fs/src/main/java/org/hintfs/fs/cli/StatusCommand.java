@@ -114,10 +114,37 @@ final class StatusCommand implements Callable<Integer> {
     return hits + misses == 0 ? "-" : String.format("%.1f%%", 100.0 * hits / (hits + misses));
   }
 
+  /** "web identity: role ..., access key ASIA..., expire 2026-12-02T17:00:00Z, renewed 3 times". */
+  static String credentialsLine(JsonNode c) {
+    StringBuilder b = new StringBuilder(c.path("source").asText());
+    if (c.path("access_key_id").isTextual()) {
+      b.append("; access key ").append(c.path("access_key_id").asText());
+    }
+    if (c.path("expires").isTextual()) {
+      b.append(", expire ").append(c.path("expires").asText());
+    } else if (c.has("expires")) {
+      b.append(", no expiry");
+    }
+    if (c.path("renewals").asLong() > 0 || c.path("renewal_failures").asLong() > 0) {
+      b.append(", renewed ")
+          .append(c.path("renewals").asLong())
+          .append(" times (")
+          .append(c.path("renewal_failures").asLong())
+          .append(" failed)");
+    }
+    if (c.path("last_failure").isTextual()) {
+      b.append("; last renewal failed: ").append(c.path("last_failure").asText());
+    }
+    return b.toString();
+  }
+
   /** The readable table. */
   static String table(JsonNode s) {
     StringBuilder out = new StringBuilder();
     row(out, "source", s.path("source").asText());
+    if (s.path("credentials").isObject()) {
+      row(out, "credentials", credentialsLine(s.path("credentials")));
+    }
     row(out, "mountpoint", s.path("mountpoint").asText());
     if (s.path("read_only").asBoolean()) {
       row(out, "mounted", "read-only: the control file takes no hints or commands");

@@ -43,9 +43,12 @@ import org.slf4j.LoggerFactory;
  * their stacks) a flood of misses can cost. See {@link Pool}.
  *
  * <p>Exit: an unmount makes every read fail with ENODEV, libfuse marks the session exited and the
- * threads end. SIGINT/SIGTERM/SIGHUP go to libfuse's handler (installed by {@code fuse_setup}),
- * which only marks the session exited; a watcher sees that and unmounts lazily, which wakes the
- * blocked readers.
+ * threads end. SIGINT/SIGTERM/SIGHUP: libfuse's own handler is installed only where a signal's
+ * disposition is the default, and the JVM has its own for all three (which would exit with the
+ * mount left behind, a dead endpoint), so this loop takes them ({@link #onExitSignals}): each
+ * unmounts lazily, which wakes the blocked readers, and {@link #run} returns as after an unmount
+ * (the container's stop, the unit's stop: exit status 0). One that has not ended the loop in {@link
+ * #SIGNAL_GRACE_SECONDS} exits the JVM.
  */
 final class JavaThreadLoop {
   private static final Logger log = LoggerFactory.getLogger(JavaThreadLoop.class);
@@ -104,6 +107,7 @@ final class JavaThreadLoop {
     Pool pool = new Pool(lib, fuse, idleThreads, maxThreads);
     started.accept(pool);
     pool.start();
+    onExitSignals(mountpoint);
     // Set before the session is torn down: the watcher must never touch a freed session (it did,
     // now and then: a SIGSEGV in fuse_session_exited at unmount, before the cache was flushed).
     java.util.concurrent.atomic.AtomicBoolean tornDown =
@@ -657,6 +661,49 @@ final class JavaThreadLoop {
           .anyMatch(l -> l.contains(needle) && l.contains(" fuse.hintfs "));
     } catch (java.io.IOException e) {
       return false;
+    }
+  }
+
+  /** How long after an exit signal the loop may take to end before the JVM exits anyway. */
+  static final int SIGNAL_GRACE_SECONDS = 20;
+
+  /** SIGTERM, SIGINT and SIGHUP unmount lazily (see the class's "Exit"). */
+  private static void onExitSignals(Path mountpoint) {
+    java.util.concurrent.atomic.AtomicBoolean once =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    for (String name : List.of("TERM", "INT", "HUP")) {
+      try {
+        sun.misc.Signal.handle(
+            new sun.misc.Signal(name),
+            sig -> {
+              if (!once.compareAndSet(false, true)) {
+                return;
+              }
+              Thread t =
+                  new Thread(
+                      () -> {
+                        log.info("SIG{}: unmounting {}", sig.getName(), mountpoint);
+                        if (isMounted(mountpoint)) {
+                          lazyUnmount(mountpoint);
+                        }
+                        try {
+                          Thread.sleep(TimeUnit.SECONDS.toMillis(SIGNAL_GRACE_SECONDS));
+                        } catch (InterruptedException e) {
+                          return;
+                        }
+                        log.warn(
+                            "still running {} s after SIG{}: exiting",
+                            SIGNAL_GRACE_SECONDS,
+                            sig.getName());
+                        Runtime.getRuntime().halt(128 + sig.getNumber());
+                      },
+                      "fuse-exit-signal");
+              t.setDaemon(true);
+              t.start();
+            });
+      } catch (IllegalArgumentException e) {
+        log.debug("SIG{} not handled here: {}", name, e.getMessage()); // e.g. under -Xrs
+      }
     }
   }
 

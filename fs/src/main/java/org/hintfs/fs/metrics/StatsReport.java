@@ -28,6 +28,10 @@ public final class StatsReport {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("version", Version.VERSION);
     m.put("source", fs.source().describe());
+    Map<String, Object> creds = fs.source().credentials();
+    if (!creds.isEmpty()) {
+      m.put("credentials", creds);
+    }
     m.put("mountpoint", fs.config().mountpoint().toString());
     m.put("read_only", fs.config().readOnly());
     m.put("pid", ProcessHandle.current().pid());
