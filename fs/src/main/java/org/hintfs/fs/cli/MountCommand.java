@@ -400,6 +400,7 @@ final class MountCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    Daemon.keepFilesPrivate();
     Path mp = mountpoint.toAbsolutePath().normalize();
     normalizeOptions();
     validateOptions();
