@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Who may read what on a shared node, checked as another local user ({@code nobody}, through
  * setpriv): the cache directory and its files are the mounting user's alone, whatever the umask the
- * mount was started with.
+ * mount was started with; through an {@code allow_other} mount a directory source's modes hold, an
+ * S3 source's files are the mounting user's unless {@code --file-mode} shares them, and the mount's
+ * hints and state ({@code .hintfs}) are its owner's.
  *
  * <p>Every path down to the files is made enterable by others (a JUnit temp dir is 0700), and a
  * sanity read shows that {@code nobody} reads what it may: a refusal below is the mount's or the
@@ -28,6 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 class PermissionsIT {
   @TempDir static Path tmp;
   static Path src;
+  static Path privateFile;
+  static S3ProxyServer s3;
   final List<Path> mounts = new ArrayList<>();
 
   static final int NOBODY = 65534;
@@ -46,6 +51,22 @@ class PermissionsIT {
     for (Path d : List.of(src, src.resolve("train"), src.resolve("train/c0"))) {
       Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
+    s3 = new S3ProxyServer(tmp).start();
+    s3.upload("train", "perm/", src); // before the private file: S3 keeps no modes anyway
+    privateFile = Files.write(src.resolve("train/c0/private.jpg"), new byte[] {7, 7, 7});
+    Files.setPosixFilePermissions(privateFile, PosixFilePermissions.fromString("rw-------"));
+    try (Stream<Path> all = Files.walk(src)) {
+      for (Path f : all.filter(Files::isRegularFile).toList()) {
+        if (!f.equals(privateFile)) {
+          Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
+        }
+      }
+    }
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    s3.close();
   }
 
   @AfterEach
@@ -143,5 +164,79 @@ class PermissionsIT {
     Hintfs.unmountQuietly(mnt);
     assertPrivate(cache);
     assertThat(String.format("%04o", mode(old))).isEqualTo("0600");
+  }
+
+  @Test
+  void aPrivateSourceFile_isRefusedToOthers_throughAnAllowOtherMount() throws Exception {
+    Path mnt = mountpoint("mnt-local");
+    Hintfs.mount(src, mnt, "-o", "allow_other");
+    Path priv = mnt.resolve("train/c0/private.jpg");
+    Path pub = mnt.resolve("train/c0/img_0.jpg");
+    assertThat(asNobody("cat", pub.toString()).rc()).as("nobody reads a 0644 file").isZero();
+    Hintfs.Result r = asNobody("cat", priv.toString());
+    assertThat(r.rc()).as("nobody read a 0600 file: %s", r.out()).isNotZero();
+    assertThat(r.out()).contains("Permission denied");
+    assertThat(Files.readAllBytes(priv)).containsExactly(7, 7, 7); // its owner (root) reads it
+    // The mount shows the source's own modes and owners.
+    assertThat(String.format("%04o", mode(priv))).isEqualTo("0600");
+    assertThat(Files.getAttribute(priv, "unix:uid"))
+        .isEqualTo(Files.getAttribute(privateFile, "unix:uid"));
+  }
+
+  @Test
+  void anS3Source_isTheMountingUsersAlone_untilFileModeSharesIt() throws Exception {
+    Path mnt = mountpoint("mnt-s3");
+    Hintfs.Result m =
+        Hintfs.runWithEnv(
+            S3ProxyServer.credentialsEnv(),
+            "mount",
+            "s3://train/perm",
+            mnt.toString(),
+            "--endpoint",
+            s3.endpoint(),
+            "--cache-dir",
+            tmp.resolve("cache-s3").toString(),
+            "-o",
+            "allow_other");
+    assertThat(m.rc()).as(m.out()).isZero();
+    Path f = mnt.resolve("train/c0/img_0.jpg");
+    assertThat(Files.readAllBytes(f)).hasSize(30_000); // the mounting user reads
+    Hintfs.Result r = asNobody("cat", f.toString());
+    assertThat(r.rc()).as("nobody read an S3 object by default: %s", r.out()).isNotZero();
+    assertThat(m.out()).contains("allow_other: files 0400, directories 0500").contains("only uid");
+    Hintfs.unmountQuietly(mnt);
+
+    Hintfs.mountS3(
+        S3ProxyServer.credentialsEnv(),
+        "s3://train/perm",
+        mnt,
+        "--endpoint",
+        s3.endpoint(),
+        "--cache-dir",
+        tmp.resolve("cache-s3").toString(),
+        "-o",
+        "allow_other",
+        "--file-mode",
+        "0444");
+    r = asNobody("cat", f.toString());
+    assertThat(r.rc()).as("nobody reads with --file-mode 0444: %s", r.out()).isZero();
+    assertThat(String.format("%04o", mode(f.getParent()))).isEqualTo("0555");
+  }
+
+  @Test
+  void hintsAndTheMountsState_areItsOwners() throws Exception {
+    Path mnt = mountpoint("mnt-hints");
+    Hintfs.mount(src, mnt, "-o", "allow_other");
+    Path control = mnt.resolve(".hintfs/control");
+    Path stats = mnt.resolve(".hintfs/stats");
+    Hintfs.Result w = asNobody("sh", "-c", "echo 'dataset train' > " + control);
+    assertThat(w.rc()).as("nobody sent a hint: %s", w.out()).isNotZero();
+    for (String name : List.of("stats", "errors", "cached")) {
+      Hintfs.Result r = asNobody("cat", mnt.resolve(".hintfs/" + name).toString());
+      assertThat(r.rc()).as("nobody read .hintfs/%s: %s", name, r.out()).isNotZero();
+    }
+    assertThat(asNobody("cat", mnt.resolve("train/c0/img_1.jpg").toString()).rc()).isZero();
+    Files.writeString(control, "dataset train\n"); // the owner (root) sends hints
+    assertThat(Files.readString(stats)).contains("\"dataset\"");
   }
 }
