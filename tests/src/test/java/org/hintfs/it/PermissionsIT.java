@@ -236,6 +236,9 @@ class PermissionsIT {
       assertThat(r.rc()).as("nobody read .hintfs/%s: %s", name, r.out()).isNotZero();
     }
     assertThat(asNobody("cat", mnt.resolve("train/c0/img_1.jpg").toString()).rc()).isZero();
+    Hintfs.Result st = asNobody(Hintfs.LAUNCHER.toString(), "status", mnt.toString());
+    assertThat(st.rc()).isNotZero();
+    assertThat(st.out()).contains("only the mount's owner (uid 0) and root may read the status");
     Files.writeString(control, "dataset train\n"); // the owner (root) sends hints
     assertThat(Files.readString(stats)).contains("\"dataset\"");
   }
