@@ -70,7 +70,9 @@ public final class LocalDirSource implements DatasetSource {
         new SimpleFileVisitor<>() {
           @Override
           public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-            sink.accept(SourceObject.dir(relative(dir), attrs.lastModifiedTime().toMillis()));
+            sink.accept(
+                withOwner(
+                    SourceObject.dir(relative(dir), attrs.lastModifiedTime().toMillis()), dir));
             return FileVisitResult.CONTINUE;
           }
 
@@ -80,11 +82,13 @@ public final class LocalDirSource implements DatasetSource {
             // cannot be read: a broken link, which no reader could open either.
             if (attrs.isRegularFile()) {
               sink.accept(
-                  SourceObject.file(
-                      relative(file),
-                      attrs.size(),
-                      versionTag(attrs),
-                      attrs.lastModifiedTime().toMillis()));
+                  withOwner(
+                      SourceObject.file(
+                          relative(file),
+                          attrs.size(),
+                          versionTag(attrs),
+                          attrs.lastModifiedTime().toMillis()),
+                      file));
             }
             return FileVisitResult.CONTINUE;
           }
@@ -109,10 +113,27 @@ public final class LocalDirSource implements DatasetSource {
     Path p = resolve(path);
     BasicFileAttributes attrs = Files.readAttributes(p, BasicFileAttributes.class);
     if (attrs.isDirectory()) {
-      return SourceObject.dir(path, attrs.lastModifiedTime().toMillis());
+      return withOwner(SourceObject.dir(path, attrs.lastModifiedTime().toMillis()), p);
     }
-    return SourceObject.file(
-        path, attrs.size(), versionTag(attrs), attrs.lastModifiedTime().toMillis());
+    return withOwner(
+        SourceObject.file(
+            path, attrs.size(), versionTag(attrs), attrs.lastModifiedTime().toMillis()),
+        p);
+  }
+
+  /**
+   * {@code o} with the mode, owner and group of {@code p} (its target, for a link), so that the
+   * mount shows them and the kernel checks them ({@code default_permissions}) as bindfs does. One
+   * more stat per entry: the walk's attributes carry no owner ids. If that stat fails (the entry
+   * went away since), it is listed with no owner and gets the mount's defaults.
+   */
+  private static SourceObject withOwner(SourceObject o, Path p) {
+    try {
+      java.util.Map<String, Object> a = Files.readAttributes(p, "unix:mode,uid,gid");
+      return o.withOwner((Integer) a.get("mode"), (Integer) a.get("uid"), (Integer) a.get("gid"));
+    } catch (IOException | UnsupportedOperationException e) {
+      return o;
+    }
   }
 
   @Override

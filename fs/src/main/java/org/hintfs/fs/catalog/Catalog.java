@@ -22,7 +22,8 @@ import java.util.Arrays;
  * numbered breadth-first, so the children of the k-th directory (in id order) start where the
  * (k-1)-th's end, and one int per directory ({@code dirFirstChild}) describes every range.
  * Modification times are kept to the second (S3 lists them to the second; a local source's
- * sub-second part is dropped), unsigned, so they reach the year 2106.
+ * sub-second part is dropped), unsigned, so they reach the year 2106. A source that keeps modes and
+ * owners (a local or NFS directory) adds 4 bytes per entry ({@link Owners}).
  */
 public final class Catalog implements org.hintfs.policy.DirectoryTree {
   /** Id of the root directory. */
@@ -38,6 +39,7 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
   private final long[] isDir; // one bit per entry
   private final int[] dirIds; // the directories' ids, ascending
   private final int[] dirFirstChild; // per directory, its first child; then the entry count
+  private final Owners owners; // null: the source keeps no modes or owners
 
   /**
    * Open addressing by {@link #hash} of (parent, name): each slot 0 (empty) or an entry's id in its
@@ -66,8 +68,12 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       long[] size,
       int[] mtimeSeconds,
       int[] dirIds,
-      int[] dirFirstChild) {
+      int[] dirFirstChild,
+      Owners owners) {
     int n = parent.length;
+    if (owners != null && owners.entryCount() != n) {
+      throw new IllegalArgumentException("owners for " + owners.entryCount() + " of " + n);
+    }
     if (dirIds.length == 0
         || dirIds[0] != ROOT
         || dirFirstChild.length != dirIds.length + 1
@@ -95,6 +101,7 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
     this.isDir = bits;
     this.dirIds = dirIds;
     this.dirFirstChild = dirFirstChild;
+    this.owners = owners;
     int idBits = 32 - Integer.numberOfLeadingZeros(n);
     this.idMask = idBits >= 32 ? -1 : (1 << idBits) - 1;
     int cap = 2;
@@ -160,6 +167,14 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
   /** Modification time as listed, to the second (the milliseconds are 0). */
   public long mtimeMillis(int id) {
     return Integer.toUnsignedLong(mtimeSeconds[id]) * 1000;
+  }
+
+  /**
+   * The modes and owners the source keeps for its entries (a local or NFS directory's), or null
+   * when it keeps none (an object store).
+   */
+  public Owners owners() {
+    return owners;
   }
 
   /** The parent's id (the root is its own parent). */
@@ -350,13 +365,14 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
         + 8L * isDir.length
         + 4L * (dirIds.length + dirFirstChild.length + byName.length)
         + names.length
-        + tags.length;
+        + tags.length
+        + (owners == null ? 0 : owners.heapBytes());
   }
 
   private static final java.nio.charset.Charset UTF_8 = StandardCharsets.UTF_8;
 
-  /** "HFC2": the layout with directory-only child ranges and mtimes in seconds. */
-  private static final int FILE_MAGIC = 0x48464332;
+  /** "HFC3": directory-only child ranges, mtimes in seconds, and the entries' owners. */
+  private static final int FILE_MAGIC = 0x48464333;
 
   /**
    * Writes the catalog to {@code file} atomically (a temporary file renamed over it), tagged with
@@ -394,6 +410,16 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       }
       out.write(names);
       out.write(tags);
+      int classes = owners == null ? 0 : owners.classCount();
+      out.writeInt(classes);
+      for (int c = 0; c < classes; c++) {
+        out.writeInt(owners.classMode(c));
+        out.writeInt(owners.classUid(c));
+        out.writeInt(owners.classGid(c));
+      }
+      for (int i = 0; classes > 0 && i < n; i++) {
+        out.writeInt(owners.classOf(i));
+      }
       out.flush();
       out.writeInt((int) crc.getValue());
     }
@@ -417,7 +443,7 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
                 new java.io.BufferedInputStream(java.nio.file.Files.newInputStream(file), 1 << 16),
                 crc))) {
       int magic = in.readInt();
-      if (magic == FILE_MAGIC - 1) {
+      if ((magic & ~0xFF) == (FILE_MAGIC & ~0xFF) && magic < FILE_MAGIC) { // "HFC1", "HFC2"
         throw new java.io.IOException("catalog " + file + " was saved by an older hintfs");
       }
       if (magic != FILE_MAGIC) {
@@ -458,13 +484,33 @@ public final class Catalog implements org.hintfs.policy.DirectoryTree {
       }
       byte[] names = in.readNBytes(namesLen);
       byte[] tags = in.readNBytes(tagsLen);
+      int classes = in.readInt();
+      if (classes < 0 || classes > n) {
+        throw new java.io.IOException("damaged catalog " + file);
+      }
+      Owners owners = null;
+      if (classes > 0) {
+        int[] mode = new int[classes];
+        int[] uid = new int[classes];
+        int[] gid = new int[classes];
+        for (int c = 0; c < classes; c++) {
+          mode[c] = in.readInt();
+          uid[c] = in.readInt();
+          gid[c] = in.readInt();
+        }
+        int[] classOf = new int[n];
+        for (int i = 0; i < n; i++) {
+          classOf[i] = in.readInt();
+        }
+        owners = new Owners(classOf, mode, uid, gid);
+      }
       int expected = (int) crc.getValue();
       if (names.length != namesLen || tags.length != tagsLen || in.readInt() != expected) {
         throw new java.io.IOException("damaged catalog " + file + " (checksum)");
       }
       try {
         return new Catalog(
-            parent, nameStart, names, tagStart, tags, size, mtime, dirIds, dirFirstChild);
+            parent, nameStart, names, tagStart, tags, size, mtime, dirIds, dirFirstChild, owners);
       } catch (IllegalArgumentException e) {
         throw new java.io.IOException("damaged catalog " + file + " (" + e.getMessage() + ")", e);
       }

@@ -24,6 +24,7 @@ public final class CatalogBuilder {
   private static final class Dir {
     final byte[] name;
     long mtime;
+    int owner = Owners.NONE;
     final List<Dir> subdirs = new ArrayList<>();
     int[] files = new int[4];
     int fileCount;
@@ -53,6 +54,8 @@ public final class CatalogBuilder {
   private int[] fTagLen = new int[1024];
   private long[] fSize = new long[1024];
   private long[] fMtime = new long[1024];
+  private int[] fOwner = new int[1024];
+  private final Owners.Classes ownerClasses = new Owners.Classes();
   private int files;
 
   /** A builder with an empty root. */
@@ -63,8 +66,11 @@ public final class CatalogBuilder {
   /** Adds one listed object. If a path is listed twice, the later entry wins. */
   public CatalogBuilder add(SourceObject o) {
     String path = trimSlashes(o.path());
+    int owner = o.hasOwner() ? ownerClasses.of(o.mode(), o.uid(), o.gid()) : Owners.NONE;
     if (o.directory()) {
-      dir(path).mtime = o.mtimeMillis();
+      Dir d = dir(path);
+      d.mtime = o.mtimeMillis();
+      d.owner = owner;
       return this;
     }
     if (path.isEmpty()) {
@@ -83,6 +89,7 @@ public final class CatalogBuilder {
     fTagLen[f] = tag.length;
     fSize[f] = o.size();
     fMtime[f] = o.mtimeMillis();
+    fOwner[f] = owner;
     return this;
   }
 
@@ -94,6 +101,7 @@ public final class CatalogBuilder {
     int[] tagStart = new int[total + 1];
     long[] size = new long[total];
     int[] mtime = new int[total];
+    int[] owner = ownerClasses.isEmpty() ? null : new int[total];
     int[] dirIds = new int[dirs.size()];
     int[] dirFirstChild = new int[dirs.size() + 1];
     int dirsLaid = 0;
@@ -109,6 +117,9 @@ public final class CatalogBuilder {
     dirId.put(root, 0);
     parent[0] = 0;
     mtime[0] = Catalog.toSeconds(root.mtime);
+    if (owner != null) {
+      owner[0] = root.owner;
+    }
     nameStart[0] = 0;
     tagStart[0] = 0;
     nameStart[1] = 0;
@@ -127,6 +138,9 @@ public final class CatalogBuilder {
         if (k instanceof Dir sub) {
           name = sub.name;
           mtime[cid] = Catalog.toSeconds(sub.mtime);
+          if (owner != null) {
+            owner[cid] = sub.owner;
+          }
           dirId.put(sub, cid);
           queue.add(sub);
         } else {
@@ -134,6 +148,9 @@ public final class CatalogBuilder {
           name = null;
           size[cid] = fSize[f];
           mtime[cid] = Catalog.toSeconds(fMtime[f]);
+          if (owner != null) {
+            owner[cid] = fOwner[f];
+          }
           System.arraycopy(tagPool, fTagStart[f], tags, tagsLen, fTagLen[f]);
           tagsLen += fTagLen[f];
         }
@@ -156,6 +173,7 @@ public final class CatalogBuilder {
       tagStart = Arrays.copyOf(tagStart, next + 1);
       size = Arrays.copyOf(size, next);
       mtime = Arrays.copyOf(mtime, next);
+      owner = owner == null ? null : Arrays.copyOf(owner, next);
     }
     return new Catalog(
         parent,
@@ -166,7 +184,8 @@ public final class CatalogBuilder {
         size,
         mtime,
         dirIds,
-        dirFirstChild);
+        dirFirstChild,
+        owner == null ? null : ownerClasses.build(owner));
   }
 
   /**
@@ -252,6 +271,7 @@ public final class CatalogBuilder {
     fTagLen = Arrays.copyOf(fTagLen, cap);
     fSize = Arrays.copyOf(fSize, cap);
     fMtime = Arrays.copyOf(fMtime, cap);
+    fOwner = Arrays.copyOf(fOwner, cap);
   }
 
   private static String trimSlashes(String p) {

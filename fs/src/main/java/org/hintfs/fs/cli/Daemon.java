@@ -15,6 +15,17 @@ final class Daemon {
   /** libc's setsid(2). */
   public interface LibC {
     int setsid();
+
+    int umask(int mask);
+  }
+
+  /**
+   * Sets this process's umask to 077, so that whatever a mount writes (the cache's files, the saved
+   * listing, pins, the daemon's log, a trace) is its user's alone whatever umask it was started
+   * with; the daemon inherits it. The cache holds the source's bytes: see {@code PrivateDirectory}.
+   */
+  static void keepFilesPrivate() {
+    LibraryLoader.create(LibC.class).load("c").umask(077);
   }
 
   /**

@@ -85,7 +85,7 @@ final class ForegroundMount {
       }
       log.info("metrics at http://{}:{}/metrics", a[0], metrics.port());
     }
-    HintFuse fuse = new HintFuse(fs);
+    HintFuse fuse = new HintFuse(fs, c.owners.ownership());
     String[] opts = fuseArgs(config, src.describe(), c.fuseMaxThreads());
     log.info("mounting at {} with {}", mp, String.join(" ", opts));
     try {

@@ -375,11 +375,16 @@ final class MountCommand implements Callable<Integer> {
               + " read before; the control file takes no hints or commands (status still reads)")
   boolean readOnly;
 
+  @picocli.CommandLine.Mixin OwnershipOptions owners = new OwnershipOptions();
+
   @Option(
       names = "-o",
       paramLabel = "OPT",
       split = ",",
-      description = "extra libfuse options, e.g. -o allow_other")
+      description =
+          "extra libfuse options, e.g. -o allow_other (every user of the node may enter the mount;"
+              + " the kernel then checks the modes and owners shown: default_permissions);"
+              + " -o uid=,gid=,file_mode=,dir_mode= are --uid, --gid, --file-mode, --dir-mode")
   List<String> fuseOptions = new ArrayList<>();
 
   /**
@@ -400,6 +405,7 @@ final class MountCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    Daemon.keepFilesPrivate();
     Path mp = mountpoint.toAbsolutePath().normalize();
     normalizeOptions();
     validateOptions();
@@ -413,6 +419,12 @@ final class MountCommand implements Callable<Integer> {
     }
     Preflight.checkFuse();
     Preflight.checkMountpoint(mp, allowNonEmpty || fuseOptions.contains("nonempty"));
+    if (!daemonized && OwnershipOptions.othersMayEnter(fuseOptions)) {
+      System.err.println(
+          "hintfs: "
+              + OwnershipOptions.allowOtherNotice(
+                  owners.ownership(), !source.startsWith("s3://"), source));
+    }
     if (foreground) {
       return ForegroundMount.run(this, mp);
     }
@@ -425,6 +437,7 @@ final class MountCommand implements Callable<Integer> {
    */
   private void normalizeOptions() {
     allowNonEmpty |= fuseOptions.remove("nonempty");
+    owners.takeFrom(fuseOptions);
     if (readOnly && !fuseOptions.contains("ro")) {
       fuseOptions.add("ro");
     }
@@ -458,6 +471,7 @@ final class MountCommand implements Callable<Integer> {
       writeQueueBytes();
       MountConfig.parseBlockSize(blockSize);
       Policies.create(policy, 1);
+      owners.ownership();
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());
     }

@@ -489,6 +489,21 @@ final class StatusCommand implements Callable<Integer> {
     if (!type.get().equals("fuse.hintfs")) {
       throw new UserError(mp + " is not a hintfs mount (it is " + type.get() + ")");
     }
+    Path stats = mp.resolve(".hintfs/stats");
+    if (Files.exists(stats) && !Files.isReadable(stats)) {
+      Object owner;
+      try {
+        owner = Files.getAttribute(stats, "unix:uid");
+      } catch (IOException | RuntimeException e) {
+        owner = "?";
+      }
+      throw new UserError(
+          "only the mount's owner (uid "
+              + owner
+              + ") and root may read the status of "
+              + mp
+              + ": it names every job's streams (docs/SEMANTICS.md, \"Who may read what\")");
+    }
     return readStats(mp)
         .orElseThrow(() -> new UserError("the hintfs daemon at " + mp + " does not answer"));
   }

@@ -42,8 +42,7 @@ public final class HintFuse extends FuseStubFS {
   private static final long PREFERRED_IO_SIZE = 128 * 1024;
 
   private final HintFs fs;
-  private final long uid;
-  private final long gid;
+  private final Ownership ownership;
 
   /**
    * One {@link FileStat} and one {@link FuseFileInfo} per FUSE thread, pointed at each call's
@@ -55,12 +54,15 @@ public final class HintFuse extends FuseStubFS {
 
   private static final ThreadLocal<FuseFileInfo> INFOS = new ThreadLocal<>();
 
-  /** An adapter over a filesystem service. */
+  /** An adapter over a filesystem service, its entries the source's or the mounting user's. */
   public HintFuse(HintFs fs) {
+    this(fs, Ownership.ofMountingUser());
+  }
+
+  /** An adapter over a filesystem service, showing modes and owners as {@code ownership} says. */
+  public HintFuse(HintFs fs, Ownership ownership) {
     this.fs = fs;
-    com.sun.security.auth.module.UnixSystem unix = new com.sun.security.auth.module.UnixSystem();
-    this.uid = unix.getUid();
-    this.gid = unix.getGid();
+    this.ownership = ownership;
     // The callbacks of every cached open (getattr, open, read, release) with reused structs.
     fuseOperations.getattr.set((path, stbuf) -> getattr(path, stat(stbuf)));
     fuseOperations.open.set((path, fi) -> open(path, info(fi)));
@@ -172,24 +174,30 @@ public final class HintFuse extends FuseStubFS {
     }
   }
 
+  /**
+   * Modes and owners: a dataset entry's from {@link Ownership}; {@code /.hintfs} is the mount
+   * owner's: its directory 0555, the control file 0644 (the owner writes hints), the generated
+   * files 0400 (the mount's state, other jobs' stream paths among it, is the owner's to read).
+   */
   private void fillStat(int id, FileStat stat) {
     Catalog c = fs.catalog();
-    if (fs.isDirectory(id)) {
-      stat.st_mode.set(FileStat.S_IFDIR | 0555);
-      stat.st_nlink.set(2);
-    } else if (id == org.hintfs.fs.virtual.VirtualFile.CONTROL.id()) {
-      stat.st_mode.set(FileStat.S_IFREG | 0644);
-      stat.st_nlink.set(1);
+    boolean dir = fs.isDirectory(id);
+    int mode;
+    if (id >= 0) {
+      mode = ownership.mode(c.owners(), id, dir);
+      stat.st_uid.set(ownership.uid(c.owners(), id));
+      stat.st_gid.set(ownership.gid(c.owners(), id));
     } else {
-      stat.st_mode.set(FileStat.S_IFREG | 0444);
-      stat.st_nlink.set(1);
+      mode = dir ? 0555 : id == org.hintfs.fs.virtual.VirtualFile.CONTROL.id() ? 0644 : 0400;
+      stat.st_uid.set(ownership.ownerUid());
+      stat.st_gid.set(ownership.ownerGid());
     }
+    stat.st_mode.set((dir ? FileStat.S_IFDIR : FileStat.S_IFREG) | mode);
+    stat.st_nlink.set(dir ? 2 : 1);
     long size = id >= 0 ? c.size(id) : 0;
     stat.st_size.set(size);
     stat.st_blocks.set((size + 511) / 512);
     stat.st_blksize.set(PREFERRED_IO_SIZE);
-    stat.st_uid.set(uid);
-    stat.st_gid.set(gid);
     long mtime = id >= 0 ? c.mtimeMillis(id) : fs.started().toEpochMilli();
     setTime(stat.st_mtim, mtime);
     setTime(stat.st_ctim, mtime);
@@ -236,8 +244,10 @@ public final class HintFuse extends FuseStubFS {
   public int open(String path, FuseFileInfo fi) {
     try {
       boolean forWrite = (fi.flags.get() & O_ACCMODE) != O_RDONLY;
-      if (forWrite && !callerMayWrite()) {
-        throw new java.nio.file.AccessDeniedException(path, null, "only its owner writes control");
+      if ((forWrite || isUnderHintfs(path)) && !ownership.isOwner(getContext().uid.get())) {
+        // The kernel refuses them first when it checks modes (default_permissions).
+        throw new java.nio.file.AccessDeniedException(
+            path, null, "only the mount's owner and root write hints or read its state");
       }
       long fh = fs.open(path, forWrite, getContext().pid.get());
       fi.fh.set(fh);
@@ -250,6 +260,14 @@ public final class HintFuse extends FuseStubFS {
     } catch (Throwable t) {
       return fail("open", path, t);
     }
+  }
+
+  private static final String HINTFS_DIR = "/" + org.hintfs.fs.virtual.VirtualFile.DIR_NAME;
+
+  /** True for {@code /.hintfs/...}: no substring made, every open asks. */
+  private static boolean isUnderHintfs(String path) {
+    return path.startsWith(HINTFS_DIR)
+        && (path.length() == HINTFS_DIR.length() || path.charAt(HINTFS_DIR.length()) == '/');
   }
 
   @Override
@@ -399,12 +417,6 @@ public final class HintFuse extends FuseStubFS {
     } catch (Throwable t) {
       return fail("write", path, t);
     }
-  }
-
-  /** The mounting user and root may write the control file (others reach it with allow_other). */
-  private boolean callerMayWrite() {
-    long caller = getContext().uid.get();
-    return caller == uid || caller == 0;
   }
 
   @Override

@@ -27,11 +27,11 @@ public final class CacheDirectory implements AutoCloseable {
    * Claims {@code dir} for {@code source}, for the mount at {@code mountpoint} served by this
    * process.
    *
-   * @throws IOException with a one-line reason: in use by another mount (named), or another
-   *     source's
+   * @throws IOException with a one-line reason: in use by another mount (named), another source's,
+   *     or open to other users and not this process's to make private ({@link PrivateDirectory})
    */
   public static CacheDirectory claim(Path dir, String source, Path mountpoint) throws IOException {
-    Files.createDirectories(dir);
+    PrivateDirectory.prepare(dir);
     Path owner = dir.resolve("SOURCE");
     if (Files.exists(owner)) {
       String other = Files.readString(owner, StandardCharsets.UTF_8).strip();

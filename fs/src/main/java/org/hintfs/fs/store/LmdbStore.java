@@ -326,7 +326,12 @@ public final class LmdbStore implements AutoCloseable {
               .setMapSize(mapSize)
               .setMaxDbs(2)
               .setMaxReaders(1024)
-              .open(dir.toFile(), EnvFlags.MDB_NOTLS, EnvFlags.MDB_NOMETASYNC);
+              .open(
+                  dir.toFile(),
+                  PrivateDirectory
+                      .FILE_MODE, // data.mdb holds the source's bytes: its owner's alone
+                  EnvFlags.MDB_NOTLS,
+                  EnvFlags.MDB_NOMETASYNC);
       data = env.openDbi("data", DbiFlags.MDB_CREATE);
       meta = env.openDbi("meta", DbiFlags.MDB_CREATE);
       pageSize = env.stat().pageSize;

@@ -238,6 +238,32 @@ class CatalogTest {
   }
 
   @Test
+  void keepsTheSourcesModesAndOwners_throughASaveAndLoad(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+    CatalogBuilder b = new CatalogBuilder();
+    b.add(SourceObject.dir("a", 0).withOwner(0750, 1000, 100));
+    b.add(SourceObject.file("a/x.jpg", 1, "t", 0).withOwner(0100600, 1000, 100)); // type bits go
+    b.add(SourceObject.file("a/y.jpg", 1, "t", 0).withOwner(0644, 0, 0));
+    b.add(SourceObject.file("z.jpg", 1, "t", 0)); // none: the mount's defaults
+    Catalog c = b.build();
+    java.nio.file.Path f = tmp.resolve("catalog.bin");
+    c.save(f, "dir:/x");
+    for (Catalog k : List.of(c, Catalog.load(f, "dir:/x"))) {
+      Owners o = k.owners();
+      int x = k.lookup("a/x.jpg");
+      assertThat(o.has(x)).isTrue();
+      assertThat(o.mode(x)).isEqualTo(0600);
+      assertThat(o.uid(x)).isEqualTo(1000);
+      assertThat(o.gid(x)).isEqualTo(100);
+      assertThat(o.mode(k.lookup("a"))).isEqualTo(0750);
+      assertThat(o.uid(k.lookup("a/y.jpg"))).isZero();
+      assertThat(o.has(k.lookup("z.jpg"))).isFalse();
+      assertThat(o.has(Catalog.ROOT)).isFalse(); // implied by its files, never listed
+    }
+    assertThat(of("p/q.jpg").owners()).isNull(); // an object store's listing
+  }
+
+  @Test
   void timesAreKeptToTheSecond_unsigned_andClamped() {
     CatalogBuilder b = new CatalogBuilder();
     b.add(SourceObject.file("a", 1, "t", 1_700_000_000_999L));
