@@ -92,17 +92,22 @@ class LargeFileIT {
     }
   }
 
-  void mount(DelayProxy proxy, String name) throws Exception {
+  void mount(DelayProxy proxy, String name, String... extra) throws Exception {
     mnt = Files.createDirectories(tmp.resolve(name));
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--endpoint",
+                proxy.endpoint(),
+                "--cache-dir",
+                tmp.resolve(name + "-cache").toString()));
+    args.addAll(List.of(extra));
     Hintfs.mountS3(
-        S3ProxyServer.credentialsEnv(),
-        "s3://train/large",
-        mnt,
-        "--endpoint",
-        proxy.endpoint(),
-        "--cache-dir",
-        tmp.resolve(name + "-cache").toString());
+        S3ProxyServer.credentialsEnv(), "s3://train/large", mnt, args.toArray(String[]::new));
   }
+
+  /** A cache too small for big.bin whole (256 MiB): random readers are served by pages alone. */
+  static final String[] SMALLER_THAN_BIG = {"--cache-size", "200M"};
 
   /** Object GETs of {@code key} the proxy forwarded. */
   static long getsOf(DelayProxy proxy, String key) {
@@ -273,7 +278,7 @@ class LargeFileIT {
   @Test
   void aRandomReader_getsEveryByte_fetchingPagesOfWhatItReads_notWholeBlocks() throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
-      mount(proxy, "mnt-random");
+      mount(proxy, "mnt-random", SMALLER_THAN_BIG);
       S3MountIT.dropPageCache();
       // 120 records of ~48 KiB over the 32 blocks of 8 MiB: whole blocks would fetch nearly all
       // 256 MiB (a block escapes 120 reads with odds (31/32)^120 = 2%), ~45x the 5.8 MiB read.
@@ -296,7 +301,7 @@ class LargeFileIT {
   @Test
   void aRandomReadAgain_isServedFromStoredPages_withoutTheSource() throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
-      mount(proxy, "mnt-random-again");
+      mount(proxy, "mnt-random-again", SMALLER_THAN_BIG);
       S3MountIT.dropPageCache();
       readRandomRecords(80, 4, 62);
       waitForWriter();
@@ -310,6 +315,27 @@ class LargeFileIT {
     }
   }
 
+  @Test
+  void aRandomReaderOfAFileTheCacheHolds_getsItFetchedWholeInTheBackground() throws Exception {
+    try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
+      mount(proxy, "mnt-fill");
+      S3MountIT.dropPageCache();
+      readRandomRecords(40, 4, 63);
+      // The 32 blocks come in the background, 8 at once: wait for them and the writer.
+      for (int i = 0; i < 600 && stats().path("whole_file_fill_blocks").asLong() < 32; i++) {
+        Thread.sleep(50);
+      }
+      waitForWriter();
+      JsonNode st = stats();
+      assertThat(st.path("whole_file_fills").asLong()).isEqualTo(1);
+      assertThat(st.path("whole_file_fill_blocks").asLong()).isEqualTo(32);
+      long fromSource = st.path("source_bytes").asLong();
+      S3MountIT.dropPageCache();
+      readRandomRecords(200, 4, 64); // other records: every one in a stored block
+      assertThat(stats().path("source_bytes").asLong()).isEqualTo(fromSource);
+    }
+  }
+
   /** Until the disk writer has stored what it was handed (its queue empty). */
   void waitForWriter() throws Exception {
     for (int i = 0; i < 100 && stats().path("write_queue_bytes").asLong() > 0; i++) {
@@ -320,7 +346,7 @@ class LargeFileIT {
   @Test
   void aNumpyMemmapReader_getsEveryWindowRight_andFetchesPagesNotBlocks() throws Exception {
     try (DelayProxy proxy = new DelayProxy("127.0.0.1", s3.port(), 10)) {
-      mount(proxy, "mnt-memmap");
+      mount(proxy, "mnt-memmap", SMALLER_THAN_BIG);
       S3MountIT.dropPageCache();
       // nanoGPT's get_batch: windows of 1,025 uint16 tokens at random offsets of a token bin,
       // read through numpy.memmap (page faults: the kernel's read-around, no read() at all).

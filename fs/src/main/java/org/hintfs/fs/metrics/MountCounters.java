@@ -352,6 +352,16 @@ final class MountCounters {
             "samples of packed files fetched ahead of their reader",
             fs.packedPrefetcher().fetched::sum),
         counter(
+            "whole_file_fills",
+            "whole_file_fills",
+            "randomly read large files fetched whole in the background (the cache had room)",
+            fs.fill().files::sum),
+        counter(
+            "whole_file_fill_blocks",
+            "whole_file_fill_blocks",
+            "blocks fetched by those fills",
+            fs.fill().blocks::sum),
+        counter(
             "pages_merged",
             "pages_merged",
             "stored pages dropped because their whole block was stored",

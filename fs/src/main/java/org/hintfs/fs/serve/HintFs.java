@@ -77,6 +77,9 @@ public final class HintFs {
   /** Fetches packed files' samples ahead of their readers, in their hinted order. */
   private final org.hintfs.fs.prefetch.PackedPrefetcher packed;
 
+  /** Fetches randomly read large files whole in the background when the cache has room. */
+  private final org.hintfs.fs.prefetch.WholeFileFill fill;
+
   /**
    * A filesystem over a listed source, reading through {@code cache}, steered by {@code hints},
    * with {@code workers} fetching in the background and recording their failures in {@code
@@ -119,6 +122,7 @@ public final class HintFs {
     this.readAhead = new ReadAhead(cache);
     this.readPattern = new ReadPattern(cache.blockSize());
     this.packed = new org.hintfs.fs.prefetch.PackedPrefetcher(cache);
+    this.fill = new org.hintfs.fs.prefetch.WholeFileFill(cache);
   }
 
   /** What {@code .hintfs/stats} shows: the JSON {@code json} renders at each open. */
@@ -390,6 +394,9 @@ public final class HintFs {
       // block boundaries if it spans them.
       int bs = cache.blockSize();
       ReadPattern.Verdict pattern = readPattern.classify(f, offset, n);
+      if (pattern.turnedRandom()) {
+        fill.randomReader(f.id);
+      }
       org.hintfs.policy.PackedOrder order = cache.packedOrder(f.id);
       int[] readNow = null;
       if (order != null) {
@@ -627,6 +634,11 @@ public final class HintFs {
     packed.follow(p.id(), order);
   }
 
+  /** The background fills of randomly read large files (for stats). */
+  public org.hintfs.fs.prefetch.WholeFileFill fill() {
+    return fill;
+  }
+
   /** Packed files' samples fetched ahead of their readers (for stats). */
   public org.hintfs.fs.prefetch.PackedPrefetcher packedPrefetcher() {
     return packed;
@@ -652,6 +664,7 @@ public final class HintFs {
     opener.close();
     readAhead.close();
     packed.close();
+    fill.close();
     setTrace(null);
   }
 

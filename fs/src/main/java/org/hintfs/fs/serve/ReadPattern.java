@@ -62,8 +62,11 @@ final class ReadPattern {
     this.blockSize = blockSize;
   }
 
-  /** How one READ is served: by pages ({@code paged}), fetching at least {@code want} bytes. */
-  record Verdict(boolean paged, int want) {}
+  /**
+   * How one READ is served: by pages ({@code paged}), fetching at least {@code want} bytes; {@code
+   * turnedRandom} on the READ that made its handle random.
+   */
+  record Verdict(boolean paged, int want, boolean turnedRandom) {}
 
   /** One handle's streams. Guarded by the handle ({@code synchronized (SampleHandle)}). */
   static final class Streams {
@@ -129,7 +132,9 @@ final class ReadPattern {
       // A stream that began past the file's start is paged until it has read on far enough to
       // be a sequential reader's: the kernel's read-ahead after a random READ continues it.
       boolean young = at >= 0 && s.starts[at] >= NEAR && run < SEQUENTIAL_RUN;
-      v = new Verdict(s.random || !continues || young, (int) Math.min(blockSize, want));
+      v =
+          new Verdict(
+              s.random || !continues || young, (int) Math.min(blockSize, want), becameRandom);
     }
     if (becameRandom || becameSequential) {
       synchronized (randomFiles) {

@@ -957,6 +957,18 @@ public final class TieredCache implements AutoCloseable {
     return pages(id, offset, n, n, null, FetchGate.Priority.PREFETCH, null);
   }
 
+  /**
+   * True if file in blocks {@code id} could be stored whole in the room the cache has free now (a
+   * disk tier, not in a cluster): with the default capacity, the whole dataset, a file always fits.
+   */
+  public boolean hasRoomForWhole(int id) {
+    if (disk == null || peers != null || !isBlocked(id)) {
+      return false;
+    }
+    long whole = (long) units.blockCount(id) * StoredValue.charge(units.blockSize());
+    return whole <= index.capacityBytes() - index.usedBytes();
+  }
+
   /** The size of a random reader's page ({@link Units#PAGE_SIZE}). */
   public int pageSize() {
     return units.pageSize();
