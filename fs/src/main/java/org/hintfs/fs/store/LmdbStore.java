@@ -58,8 +58,15 @@ import org.slf4j.LoggerFactory;
  * stored and reused for the next ones (BENCHMARKS.md, twelfth stop). Pages a reader of the map has
  * mapped meanwhile stay.
  *
- * <p>Failure: any LMDB error other than a full map logs one warning and marks the store {@link
- * #healthy() unhealthy}; from then on gets miss and writes are dropped, and reads go to the source.
+ * <p>Full: a commit the disk refuses for space (ENOSPC, EDQUOT, an EIO at writeback with the disk
+ * full, or LMDB's map still full after evicting) pauses admission, not the store: what is stored
+ * stays served, the refused batch's puts are told to the accounting as not stored ({@link
+ * Accounting#notStored}) and its deletes are kept and committed once there is room. Every {@link
+ * #WATCH_MILLIS} the writer (never a reader) asks the filesystem for its free space ({@link
+ * Accounting#space}); admission resumes when the accounting says there is room again.
+ *
+ * <p>Failure: any other LMDB error logs one warning and marks the store {@link #healthy()
+ * unhealthy}; from then on gets miss and writes are dropped, and reads go to the source.
  */
 public final class LmdbStore implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(LmdbStore.class);
@@ -73,6 +80,26 @@ public final class LmdbStore implements AutoCloseable {
   public interface MapFullHandler {
     void onMapFull(long bytesToFree);
   }
+
+  /** What the writer tells the cache's accounting besides a full map; called on its thread. */
+  interface Accounting {
+    /** A put the writer took but the disk refused for space: it is not stored. */
+    void notStored(String path, int block, CacheKey key, int length);
+
+    /**
+     * The filesystem under the cache: {@code usable} bytes free to this process of {@code total},
+     * the store's file {@code fileBytes} long.
+     *
+     * @return true if admission may go on (or resume, if it is paused)
+     */
+    boolean space(long usable, long total, long fileBytes);
+  }
+
+  /** How often the writer looks at the disk's free space: often enough to resume within seconds. */
+  static final long WATCH_MILLIS = 2_000;
+
+  /** Why admission is paused (the disk refused a commit for space), and since when. */
+  private record Pause(String reason, long sinceMillis) {}
 
   /** One scanned meta record. */
   public record Meta(byte[] key, long versionHash, long charge, int block, String path) {}
@@ -277,7 +304,16 @@ public final class LmdbStore implements AutoCloseable {
 
   private final Thread writer;
   private final MapFullHandler mapFull;
+  private volatile Accounting accounting;
   private volatile String downReason;
+  private volatile Pause paused;
+
+  /** The writer's: deletes the disk refused for space, committed once admission resumes. */
+  private final List<Op> deferred = new ArrayList<>();
+
+  private long nextWatch;
+  private final java.util.concurrent.atomic.LongAdder pauses =
+      new java.util.concurrent.atomic.LongAdder();
   private volatile boolean closing;
 
   /**
@@ -357,6 +393,46 @@ public final class LmdbStore implements AutoCloseable {
   /** Why the store is down, or null. */
   public String downReason() {
     return downReason;
+  }
+
+  /** True while the store takes puts: up, and admission not paused for a full disk. */
+  public boolean admitting() {
+    return downReason == null && paused == null;
+  }
+
+  /** When admission was paused for space (epoch milliseconds), or 0 while it is not. */
+  public long fullSince() {
+    Pause p = paused;
+    return p == null ? 0 : p.sinceMillis;
+  }
+
+  /** Times admission was paused for space since the store opened. */
+  public long pauses() {
+    return pauses.sum();
+  }
+
+  /**
+   * "ok", "down: reason", or "full since TIME: reason" (admission paused, what is stored served).
+   */
+  public String health() {
+    if (downReason != null) {
+      return "down: " + downReason;
+    }
+    Pause p = paused;
+    if (p != null) {
+      return "full since "
+          + java.time.Instant.ofEpochMilli(p.sinceMillis)
+              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+          + ": "
+          + p.reason
+          + "; new files are not stored until there is room, what is stored is served";
+    }
+    return "ok";
+  }
+
+  /** Sets who is told of puts not stored and of the disk's space (the index, once recovered). */
+  void account(Accounting a) {
+    this.accounting = a;
   }
 
   /** Result of a lookup. */
@@ -578,7 +654,7 @@ public final class LmdbStore implements AutoCloseable {
    */
   boolean put(
       CacheKey key, long versionHash, Payload payload, int block, String path, boolean uncache) {
-    if (!healthy() || !hasRoom(payload.length)) {
+    if (!admitting() || !hasRoom(payload.length)) {
       return false;
     }
     payload.taken = true;
@@ -683,29 +759,113 @@ public final class LmdbStore implements AutoCloseable {
     return n;
   }
 
+  /** A failed write in words, and whether it was for space (admission pauses) or not (down). */
+  private record Failure(String reason, boolean space) {}
+
+  private static final int ENOSPC = 28;
+  private static final int EDQUOT = 122;
+
   /**
    * A failed write in words: LMDB's errno without its exception's class, and whether the disk is
    * full (ext4 reports a full disk as ENOSPC, or as EIO when delayed allocation finds no room at
-   * writeback).
+   * writeback: an EIO with less free than the batch is taken as full).
    */
-  private String writeFailure(RuntimeException e, long batchBytes) {
+  private Failure writeFailure(RuntimeException e, long batchBytes) {
     String m = e.getMessage() == null ? e.toString() : e.getMessage();
     m = m.replace("Platform constant error code: ", "");
+    int rc = e instanceof org.lmdbjava.LmdbNativeException n ? n.getResultCode() : 0;
     try {
       long free = Files.getFileStore(dir).getUsableSpace();
-      if (free <= Math.max(batchBytes, 1L << 20)) {
-        return "the disk under "
-            + dir
-            + " is full ("
-            + free
-            + " bytes free; write failed: "
-            + m
-            + ")";
+      if (rc == ENOSPC || rc == EDQUOT || free <= Math.max(batchBytes, 1L << 20)) {
+        return new Failure(
+            "the disk under " + dir + " is full (" + free + " bytes free; write failed: " + m + ")",
+            true);
       }
     } catch (IOException | RuntimeException ignored) {
       // the reason as LMDB gave it
     }
-    return "write failed: " + m;
+    if (rc == ENOSPC || rc == EDQUOT) {
+      return new Failure("the disk under " + dir + " is full (write failed: " + m + ")", true);
+    }
+    return new Failure("write failed: " + m, false);
+  }
+
+  /**
+   * The disk refused {@code batch} for space: admission pauses; the batch's puts (and those queued
+   * behind it, which would fail the same way) are told to the accounting as not stored, and its
+   * deletes are kept for when there is room. The writer's thread.
+   */
+  private void refusedForSpace(String reason, List<Op> batch) {
+    if (paused == null) {
+      paused = new Pause(reason, System.currentTimeMillis());
+      pauses.increment();
+      log.warn(
+          "disk cache full, not storing new files until there is room (what is stored is"
+              + " served): {}",
+          reason);
+    }
+    nextWatch = System.currentTimeMillis() + WATCH_MILLIS;
+    List<Op> behind = new ArrayList<>();
+    queue.drainTo(behind);
+    List<Op> again = new ArrayList<>();
+    for (List<Op> ops : List.of(batch, behind)) {
+      for (Op o : ops) {
+        if (o instanceof Put p && pending.get(p.key) == p) {
+          Accounting a = accounting;
+          if (a != null) {
+            a.notStored(p.path, p.block, p.key, p.payload.length);
+          }
+        } else if (o instanceof Delete d && pending.get(d.key) == d) {
+          Delete kept = new Delete(d.key);
+          if (pending.replace(d.key, d, kept)) {
+            deferred.add(kept);
+          }
+        } else if (ops == behind && !(o instanceof Put)) {
+          again.add(o); // a barrier: its waiter is let go by the next batch
+        }
+      }
+    }
+    for (Op o : behind) {
+      if (o instanceof Put p) {
+        pending.remove(p.key, p);
+        queuedBytes.addAndGet(-p.payload.length);
+        p.release();
+      }
+    }
+    queue.addAll(again);
+  }
+
+  /**
+   * Every {@link #WATCH_MILLIS}: tells the accounting the disk's free space, and resumes admission
+   * (with the kept deletes first) once it says there is room. The writer's thread.
+   */
+  private void watchSpace() {
+    long now = System.currentTimeMillis();
+    if (now < nextWatch) {
+      return;
+    }
+    nextWatch = now + WATCH_MILLIS;
+    Accounting a = accounting;
+    if (a == null || !healthy()) {
+      return;
+    }
+    boolean room;
+    try {
+      java.nio.file.FileStore fs = Files.getFileStore(dir);
+      room = a.space(fs.getUsableSpace(), fs.getTotalSpace(), fileBytes());
+    } catch (IOException | RuntimeException e) {
+      return; // the next commit tells what is wrong
+    }
+    Pause p = paused;
+    if (room && p != null) {
+      paused = null;
+      log.info(
+          "disk cache storing again: the disk under {} has room (full since {})",
+          dir,
+          java.time.Instant.ofEpochMilli(p.sinceMillis));
+      queue.addAll(deferred);
+      deferred.clear();
+    }
   }
 
   private void writeLoop() {
@@ -714,6 +874,7 @@ public final class LmdbStore implements AutoCloseable {
       try {
         Op first = queue.poll(200, TimeUnit.MILLISECONDS);
         if (first == null) {
+          watchSpace();
           continue;
         }
         batch.add(first);
@@ -730,7 +891,14 @@ public final class LmdbStore implements AutoCloseable {
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
-        down(writeFailure(e, bytes(batch)));
+        Failure f = writeFailure(e, bytes(batch));
+        if (f.space()) {
+          refusedForSpace(f.reason(), batch);
+        } else {
+          down(f.reason());
+        }
+      } catch (SpaceException e) {
+        refusedForSpace(e.getMessage(), batch);
       } finally {
         for (Op o : batch) {
           if (o instanceof Barrier b) {
@@ -745,7 +913,15 @@ public final class LmdbStore implements AutoCloseable {
         }
         batch.clear();
       }
+      watchSpace();
       roomAgain();
+    }
+  }
+
+  /** The map stayed full after evicting: admission pauses as for a full disk. */
+  private static final class SpaceException extends Exception {
+    SpaceException(String reason) {
+      super(reason, null, false, false);
     }
   }
 
@@ -762,7 +938,7 @@ public final class LmdbStore implements AutoCloseable {
     }
   }
 
-  private void commit(List<Op> batch, long bytes) {
+  private void commit(List<Op> batch, long bytes) throws SpaceException {
     if (!healthy()) {
       return;
     }
@@ -792,6 +968,9 @@ public final class LmdbStore implements AutoCloseable {
                 .flip();
             meta.put(txn, p.key.into(writerKey), m);
           } else if (o instanceof Delete d) {
+            if (pending.get(d.key) != d) {
+              continue; // superseded by a later put (or kept for later, after a full disk)
+            }
             data.delete(txn, d.key.into(writerKey));
             meta.delete(txn, d.key.into(writerKey));
           }
@@ -801,8 +980,7 @@ public final class LmdbStore implements AutoCloseable {
         return;
       } catch (Env.MapFullException e) {
         if (attempt >= 3) {
-          down("the cache map is full even after evicting: " + e.getMessage());
-          return;
+          throw new SpaceException("the cache map is full even after evicting: " + e.getMessage());
         }
         mapFull.onMapFull(Math.max(bytes, 64L << 20));
         commitQueuedDeletes();
@@ -874,6 +1052,9 @@ public final class LmdbStore implements AutoCloseable {
     try (Txn<ByteBuffer> txn = env.txnWrite()) {
       for (Op o : deletes) {
         Delete d = (Delete) o;
+        if (pending.get(d.key) != d) {
+          continue; // superseded by a later put
+        }
         data.delete(txn, d.key.into(writerKey));
         meta.delete(txn, d.key.into(writerKey));
       }

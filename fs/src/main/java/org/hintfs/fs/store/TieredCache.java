@@ -1059,12 +1059,12 @@ public final class TieredCache implements AutoCloseable {
     return config.capacityBasis();
   }
 
-  /** "ok", "none: reason" or "down: reason". */
+  /** "ok", "none: reason", "down: reason" or "full since TIME: reason". */
   public String storeHealth() {
     if (store == null) {
       return "none" + (storeProblem == null ? "" : ": " + storeProblem);
     }
-    return store.healthy() ? "ok" : "down: " + store.downReason();
+    return store.health();
   }
 
   /** The disk tier's store (tests), or null. */

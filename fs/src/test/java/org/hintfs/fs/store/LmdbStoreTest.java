@@ -331,19 +331,58 @@ class LmdbStoreTest {
   }
 
   @Test
-  void aFullMapAsksForRoom_andGoesDownIfNoneIsMade_servingNothingAfter() throws Exception {
+  void aFullMapAsksForRoom_andPausesAdmissionIfNoneIsMade_servingWhatItHolds() throws Exception {
     AtomicLong asked = new AtomicLong();
-    CacheKey first = CacheKey.of("f/0", 0);
+    CacheKey first = CacheKey.of("first", 0);
     long vh = CacheKey.versionHash("e");
+    List<String> notStored = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicBoolean room =
+        new java.util.concurrent.atomic.AtomicBoolean();
     try (LmdbStore s = new LmdbStore(dir, 1L << 20, asked::addAndGet)) {
+      s.account(
+          new LmdbStore.Accounting() {
+            @Override
+            public void notStored(String path, int block, CacheKey key, int length) {
+              notStored.add(path);
+            }
+
+            @Override
+            public boolean space(long usable, long total, long fileBytes) {
+              return room.get();
+            }
+          });
+      assertThat(s.put(first, vh, random(64_000, 99), 0, "first")).isTrue();
+      s.flush();
+      boolean[] taken = new boolean[64];
       for (int i = 0; i < 64; i++) {
-        s.put(CacheKey.of("f/" + i, 0), vh, random(64_000, i), 0, "f/" + i);
+        taken[i] = s.put(CacheKey.of("f/" + i, 0), vh, random(64_000, i), 0, "f/" + i);
       }
       s.flush();
       assertThat(asked.get()).isPositive(); // the cache was asked to evict
-      assertThat(s.healthy()).isFalse(); // it evicted nothing: the store gives up, with a reason
-      assertThat(s.downReason()).contains("full");
-      assertThat(s.get(first, vh, 64_000).hit()).isFalse(); // a down store is a miss, not an error
+      // It evicted nothing: admission pauses, the store stays up and serves what it holds.
+      assertThat(s.healthy()).isTrue();
+      assertThat(s.admitting()).isFalse();
+      assertThat(s.health()).startsWith("full since ").contains("map is full");
+      assertThat(s.get(first, vh, 64_000).hit()).isTrue();
+      // Each put taken is stored (those committed before the map filled) or told to the
+      // accounting as not stored, and then not served; a put refused (paused already) is neither.
+      assertThat(notStored).isNotEmpty();
+      for (int i = 0; i < 64; i++) {
+        boolean hit = s.get(CacheKey.of("f/" + i, 0), vh, 64_000).hit();
+        assertThat(hit && notStored.contains("f/" + i)).as("f/" + i).isFalse();
+        assertThat(hit || notStored.contains("f/" + i)).as("f/" + i).isEqualTo(taken[i]);
+      }
+      assertThat(s.put(CacheKey.of("late", 0), vh, random(1000, 7), 0, "late")).isFalse();
+      // Room again (the accounting says so at the writer's next look): admission resumes.
+      room.set(true);
+      long deadline = System.nanoTime() + 3 * LmdbStore.WATCH_MILLIS * 1_000_000;
+      while (!s.admitting() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertThat(s.health()).isEqualTo("ok");
+      assertThat(s.put(CacheKey.of("late", 0), vh, random(1000, 7), 0, "late")).isTrue();
+      s.flush();
+      assertThat(s.get(CacheKey.of("late", 0), vh, 1000).hit()).isTrue();
     }
   }
 
