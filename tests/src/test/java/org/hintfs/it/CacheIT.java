@@ -393,6 +393,47 @@ class CacheIT {
   }
 
   @Test
+  void aTruncatedOrScribbledDataFile_isMovedAside_andTheMountServesEveryByteRight()
+      throws Exception {
+    mount();
+    readAllAndCompare();
+    assertThat(Hintfs.run("unmount", mnt.toString()).rc()).isZero();
+    Path db = cache.resolve("data.mdb");
+    long half = Files.size(db) / 2;
+    try (RandomAccessFile f = new RandomAccessFile(db.toFile(), "rw")) {
+      f.setLength(half); // a disk that lost the file's tail
+    }
+    mount();
+    Hintfs.Result st = Hintfs.run("status", mnt.toString());
+    assertThat(st.out().lines().filter(l -> l.startsWith("cache:")).findFirst())
+        .hasValueSatisfying(l -> assertThat(l).contains("was damaged (truncated: "));
+    readAllAndCompare();
+    assertThat(stats().path("errors").size()).isZero();
+    assertThat(Hintfs.run("unmount", mnt.toString()).rc()).isZero();
+    long size = Files.size(db);
+    try (RandomAccessFile f = new RandomAccessFile(db.toFile(), "rw")) {
+      byte[] junk = new byte[16_384];
+      new Random(5).nextBytes(junk);
+      f.write(junk); // its head scribbled over
+    }
+    mount();
+    assertThat(stats().path("cache_health").asText())
+        .startsWith("ok; at mount ")
+        .contains("was damaged (");
+    readAllAndCompare();
+    assertThat(stats().path("errors").size()).isZero();
+    // Neither damaged file was deleted: both lie beside the new cache, as they were.
+    try (var in = Files.list(cache)) {
+      List<Long> aside =
+          in.filter(f -> f.getFileName().toString().startsWith("data.mdb.damaged-"))
+              .map(f -> f.toFile().length())
+              .sorted()
+              .toList();
+      assertThat(aside).containsExactlyInAnyOrder(half, size);
+    }
+  }
+
+  @Test
   void anUnusableCacheDirIsReportedAndReadsStillWork() throws Exception {
     cache = Files.writeString(tmp.resolve("not-a-dir"), "x");
     Hintfs.Result r =

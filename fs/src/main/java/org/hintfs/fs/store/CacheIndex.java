@@ -509,6 +509,11 @@ public final class CacheIndex {
     return b != null && b.get(block);
   }
 
+  /** True if the unit is stored: its block, or a whole file. */
+  synchronized boolean isStored(Unit u) {
+    return units.isBlocked(u.id()) ? isStored(u.id(), u.block()) : isResident(u.id());
+  }
+
   /** True if every block of a blocked file is on disk. */
   synchronized boolean allBlocksStored(int id) {
     if (!diskUp()) {

@@ -356,24 +356,131 @@ public final class LmdbStore implements AutoCloseable {
     Files.createDirectories(dir);
     this.dir = dir;
     this.mapFull = mapFull;
+    Opened o;
     try {
-      env =
-          Env.create()
-              .setMapSize(mapSize)
-              .setMaxDbs(2)
-              .setMaxReaders(1024)
-              .open(dir.toFile(), EnvFlags.MDB_NOTLS, EnvFlags.MDB_NOMETASYNC);
-      data = env.openDbi("data", DbiFlags.MDB_CREATE);
-      meta = env.openDbi("meta", DbiFlags.MDB_CREATE);
-      pageSize = env.stat().pageSize;
+      o = openChecked(dir, mapSize);
+      if (o.damage != null) {
+        Path aside = moveAside(dir);
+        movedAside =
+            "the cache in "
+                + dir
+                + " was damaged ("
+                + o.damage
+                + "): moved aside to "
+                + aside
+                + ", a fresh cache started";
+        log.warn("{}", movedAside);
+        o = openChecked(dir, mapSize);
+        if (o.damage != null) {
+          throw new IOException("a fresh LMDB cache in " + dir + " is damaged too: " + o.damage);
+        }
+      }
     } catch (RuntimeException e) {
       throw new IOException("cannot open the LMDB cache in " + dir + ": " + e.getMessage(), e);
     }
+    env = o.env;
+    data = o.data;
+    meta = o.meta;
+    pageSize = o.pageSize;
     Native.keepLargeAllocations();
     dataFd = openForAdvice(dir.resolve("data.mdb"));
     writer = new Thread(this::writeLoop, "lmdb-writer");
     writer.setDaemon(true);
     writer.start();
+  }
+
+  /** An environment opened and checked, or why its file is damaged (then nothing is open). */
+  private record Opened(
+      Env<ByteBuffer> env,
+      Dbi<ByteBuffer> data,
+      Dbi<ByteBuffer> meta,
+      int pageSize,
+      String damage) {}
+
+  /** Set at open when a damaged cache was moved aside: one line for the log and status. */
+  private String movedAside;
+
+  /**
+   * Opens the environment in {@code dir} and checks it before anything reads its tree: a file
+   * shorter than its own meta page says (truncated: reading the missing pages through the map would
+   * be a SIGBUS), a file LMDB does not recognise (its meta pages scribbled), and a walk of the
+   * {@code meta} database (its branch and leaf pages, a few MB a million entries). Damage to a
+   * stored value is not looked for here: every read checks its CRC32C.
+   */
+  private static Opened openChecked(Path dir, long mapSize) {
+    Env<ByteBuffer> e;
+    try {
+      e =
+          Env.create()
+              .setMapSize(mapSize)
+              .setMaxDbs(2)
+              .setMaxReaders(1024)
+              .open(dir.toFile(), EnvFlags.MDB_NOTLS, EnvFlags.MDB_NOMETASYNC);
+    } catch (Env.FileInvalidException | Env.VersionMismatchException x) {
+      return new Opened(null, null, null, 0, "LMDB does not recognise it: " + lmdbReason(x));
+    }
+    try {
+      int page = e.stat().pageSize;
+      long needed = (e.info().lastPageNumber + 1) * (long) page;
+      long size = Files.size(dir.resolve("data.mdb"));
+      if (size < needed) {
+        e.close();
+        return new Opened(
+            null, null, null, 0, "truncated: " + size + " bytes of the " + needed + " it holds");
+      }
+      Dbi<ByteBuffer> d = e.openDbi("data", DbiFlags.MDB_CREATE);
+      Dbi<ByteBuffer> m = e.openDbi("meta", DbiFlags.MDB_CREATE);
+      try (Txn<ByteBuffer> txn = e.txnRead();
+          CursorIterable<ByteBuffer> it = m.iterate(txn, KeyRange.all())) {
+        for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
+          if (kv.key().remaining() != CacheKey.LENGTH || kv.val().remaining() < 20) {
+            e.close();
+            return new Opened(null, null, null, 0, "its index holds a record of another shape");
+          }
+        }
+        d.stat(txn);
+      }
+      return new Opened(e, d, m, page, null);
+    } catch (org.lmdbjava.LmdbNativeException x) {
+      e.close();
+      if (x instanceof org.lmdbjava.LmdbNativeException.ConstantDerivedException) {
+        throw x; // an errno (EIO, EACCES...): not damage, the disk or the directory
+      }
+      return new Opened(null, null, null, 0, lmdbReason(x));
+    } catch (IOException x) {
+      e.close();
+      throw new java.io.UncheckedIOException(x);
+    } catch (RuntimeException x) {
+      e.close();
+      throw x;
+    }
+  }
+
+  private static String lmdbReason(RuntimeException x) {
+    String m = x.getMessage() == null ? x.toString() : x.getMessage();
+    return m.replace("Platform constant error code: ", "");
+  }
+
+  /**
+   * Moves a damaged cache's {@code data.mdb} aside (never deleted: its owner may want it), to
+   * {@code data.mdb.damaged-TIME} beside the new one, and its lock file with it.
+   */
+  private static Path moveAside(Path dir) {
+    String t =
+        java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
+            .withZone(java.time.ZoneOffset.UTC)
+            .format(java.time.Instant.now());
+    Path aside = dir.resolve("data.mdb.damaged-" + t);
+    for (int n = 2; Files.exists(aside); n++) {
+      aside = dir.resolve("data.mdb.damaged-" + t + "-" + n);
+    }
+    try {
+      Files.move(dir.resolve("data.mdb"), aside);
+      Files.deleteIfExists(dir.resolve("lock.mdb")); // LMDB's reader table: remade at open
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return aside;
   }
 
   /** A read-only descriptor of {@code file} for posix_fadvise, or -1 (nothing is dropped then). */
@@ -419,6 +526,9 @@ public final class LmdbStore implements AutoCloseable {
       return "down: " + downReason;
     }
     Pause p = paused;
+    if (p == null && movedAside != null) {
+      return "ok; at mount " + movedAside;
+    }
     if (p != null) {
       return "full since "
           + java.time.Instant.ofEpochMilli(p.sinceMillis)

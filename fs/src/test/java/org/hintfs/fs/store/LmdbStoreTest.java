@@ -386,6 +386,70 @@ class LmdbStoreTest {
     }
   }
 
+  /** Stores 40 entries of 64 kB (f/0..f/39) and closes the store. */
+  private void storeForty(long vh) throws Exception {
+    try (LmdbStore s = open(dir)) {
+      for (int i = 0; i < 40; i++) {
+        s.put(CacheKey.of("f/" + i, 0), vh, random(64_000, i), 0, "f/" + i);
+      }
+      s.flush();
+    }
+  }
+
+  /** The one file moved aside beside the new cache, which must be {@code length} bytes long. */
+  private Path movedAside(long length) throws Exception {
+    try (var files = Files.list(dir)) {
+      List<Path> aside =
+          files.filter(f -> f.getFileName().toString().startsWith("data.mdb.damaged-")).toList();
+      assertThat(aside).hasSize(1);
+      assertThat(Files.size(aside.get(0))).isEqualTo(length);
+      return aside.get(0);
+    }
+  }
+
+  /** A fresh store over the damaged one's place: it stores and serves. */
+  private static void storesAfresh(LmdbStore s, long vh) throws Exception {
+    assertThat(s.get(CacheKey.of("f/1", 0), vh, 64_000).hit()).isFalse();
+    assertThat(s.put(CacheKey.of("g", 0), vh, random(5_000, 3), 0, "g")).isTrue();
+    s.flush();
+    assertThat(s.get(CacheKey.of("g", 0), vh, 5_000).payload()).isEqualTo(random(5_000, 3));
+  }
+
+  @Test
+  void aTruncatedDataFile_isMovedAside_andAFreshCacheStarts() throws Exception {
+    long vh = CacheKey.versionHash("e");
+    storeForty(vh);
+    Path db = dir.resolve("data.mdb");
+    long half = Files.size(db) / 2;
+    try (RandomAccessFile f = new RandomAccessFile(db.toFile(), "rw")) {
+      f.setLength(half);
+    }
+    // Without the check, the first read of a page past the end of the file is a SIGBUS.
+    try (LmdbStore s = open(dir)) {
+      assertThat(s.health())
+          .startsWith("ok; at mount the cache in " + dir + " was damaged (truncated: ")
+          .contains("moved aside to " + dir.resolve("data.mdb.damaged-"));
+      movedAside(half);
+      storesAfresh(s, vh);
+    }
+  }
+
+  @Test
+  void aDataFileWithRandomBytesOverItsHead_isMovedAside_andAFreshCacheStarts() throws Exception {
+    long vh = CacheKey.versionHash("e");
+    storeForty(vh);
+    Path db = dir.resolve("data.mdb");
+    long size = Files.size(db);
+    try (RandomAccessFile f = new RandomAccessFile(db.toFile(), "rw")) {
+      f.write(random(16_384, 11)); // both meta pages and the first tree pages
+    }
+    try (LmdbStore s = open(dir)) {
+      assertThat(s.health()).startsWith("ok; at mount the cache in " + dir + " was damaged (");
+      movedAside(size);
+      storesAfresh(s, vh);
+    }
+  }
+
   /**
    * Flips {@code mask}'s bits of the byte {@code at} into {@code payload}, where data.mdb holds it.
    */
