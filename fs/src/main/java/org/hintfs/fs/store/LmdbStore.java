@@ -731,6 +731,40 @@ public final class LmdbStore implements AutoCloseable {
 
   private volatile Runnable onRoom;
 
+  /**
+   * Signalled by the writer when its queue is at or under half its bound, and when it goes down.
+   */
+  private final Object room = new Object();
+
+  /**
+   * Waits until the writer's queue is at or under half its bound (the writer keeps up), the store
+   * is down, or {@code millis} pass.
+   *
+   * @return false if the time passed first
+   */
+  boolean awaitRoom(long millis) throws InterruptedException {
+    long deadline = System.nanoTime() + millis * 1_000_000L;
+    synchronized (room) {
+      while (queuedBytes.get() > queueLimit / 2 && healthy()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        room.wait(left / 1_000_000L + 1);
+      }
+    }
+    return true;
+  }
+
+  /** Wakes {@link #awaitRoom}'s waiters if the queue is at or under half its bound. */
+  private void signalRoom() {
+    if (queuedBytes.get() <= queueLimit / 2 || !healthy()) {
+      synchronized (room) {
+        room.notifyAll();
+      }
+    }
+  }
+
   /** Payload bytes waiting for the writer now. */
   long queuedBytes() {
     return queuedBytes.get();
@@ -839,6 +873,7 @@ public final class LmdbStore implements AutoCloseable {
           queue.drainTo(dropped);
           dropped.forEach(LmdbStore::released);
           queuedBytes.set(0);
+          signalRoom();
         }
       }
     }
@@ -1023,6 +1058,7 @@ public final class LmdbStore implements AutoCloseable {
         }
         batch.clear();
       }
+      signalRoom();
       watchSpace();
       roomAgain();
     }

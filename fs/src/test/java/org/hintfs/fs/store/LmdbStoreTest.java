@@ -386,6 +386,34 @@ class LmdbStoreTest {
     }
   }
 
+  @Test
+  void awaitRoom_waitsForTheWritersCommit_notForATimer() throws Exception {
+    long vh = CacheKey.versionHash("e");
+    try (LmdbStore s = new LmdbStore(dir, 1L << 30, b -> {}, 1 << 20)) {
+      var stalled = s.holdWriteLock(); // the writer blocks in its commit, as on a stalled disk
+      // 3 puts of 300 kB: 900 kB queued, over half the 1 MiB bound.
+      for (int i = 0; i < 3; i++) {
+        assertThat(s.put(CacheKey.of("f/" + i, 0), vh, random(300_000, i), 0, "f/" + i)).isTrue();
+      }
+      assertThat(s.awaitRoom(100)).isFalse();
+      java.util.concurrent.CompletableFuture<Double> waited =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> {
+                long t0 = System.nanoTime();
+                try {
+                  return s.awaitRoom(10_000) ? (System.nanoTime() - t0) / 1e9 : -1.0;
+                } catch (InterruptedException e) {
+                  return -2.0;
+                }
+              });
+      Thread.sleep(200);
+      stalled.close(); // on the thread that took LMDB's write lock
+      // Woken by the commit (200 ms and a commit), not at the end of the 10 s.
+      assertThat(waited.get()).isBetween(0.0, 5.0);
+      assertThat(s.queuedBytes()).isLessThanOrEqualTo(512 * 1024);
+    }
+  }
+
   /** Stores 40 entries of 64 kB (f/0..f/39) and closes the store. */
   private void storeForty(long vh) throws Exception {
     try (LmdbStore s = open(dir)) {
