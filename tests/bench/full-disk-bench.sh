@@ -18,7 +18,14 @@ make_dataset "$work/src"
 mkdir -p "$work/mnt" "$work/disk"
 cleanup() {
   unmount_if_mounted "$work/mnt"
-  if grep -q " $work/disk " /proc/self/mountinfo; then umount "$work/disk"; fi
+  # The daemon may still be closing its cache on the small disk: give it a minute.
+  local i
+  for ((i = 0; i < 60; i++)); do
+    grep -q " $work/disk " /proc/self/mountinfo || return 0
+    umount "$work/disk" 2>/dev/null && return 0
+    sleep 1
+  done
+  umount "$work/disk"
 }
 trap cleanup EXIT
 echo "| jar | run | epoch 1 / 2 / 3 / 4 opens from the cache | wrong | errors | status at the end |"

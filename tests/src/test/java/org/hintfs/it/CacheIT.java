@@ -371,6 +371,8 @@ class CacheIT {
       assertThat(m.rc()).as(m.out()).isZero();
       // Within the writer's next look at the disk (2 s), the cache grows no further.
       AdminIT.Poll.until(() -> stats().path("cache_capacity_bytes").asLong() < capacity);
+      assertThat(stats().path("cache_capacity_basis").asText())
+          .contains("free-space floor (--cache-min-free 5%)");
       Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "3");
       hitsReading(smallFiles);
       AdminIT.Poll.until(() -> stats().path("write_queue_bytes").asLong() == 0);

@@ -546,6 +546,16 @@ public final class CacheIndex {
     return minFree;
   }
 
+  /**
+   * Where the capacity comes from: {@code configured} (the option, or the disk's room at mount), or
+   * the floor while it holds the cache below that.
+   */
+  public synchronized String capacityBasis(String configured) {
+    return floorBound
+        ? "held at its size: the disk is at its free-space floor (--cache-min-free " + minFree + ")"
+        : configured;
+  }
+
   /** What the store's writer tells the accounting (on its thread): kept off the public API. */
   private final LmdbStore.Accounting accounting =
       new LmdbStore.Accounting() {

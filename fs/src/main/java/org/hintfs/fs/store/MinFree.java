@@ -50,6 +50,8 @@ public record MinFree(long bytes, double share) {
 
   @Override
   public String toString() {
-    return share > 0 ? (share * 100) + "%" : bytes + " bytes";
+    return share > 0
+        ? java.math.BigDecimal.valueOf(share * 100).stripTrailingZeros().toPlainString() + "%"
+        : Long.toString(bytes);
   }
 }
