@@ -65,6 +65,10 @@ import org.slf4j.LoggerFactory;
  * #WATCH_MILLIS} the writer (never a reader) asks the filesystem for its free space ({@link
  * Accounting#space}); admission resumes when the accounting says there is room again.
  *
+ * <p>Damage at open: a {@code data.mdb} that is truncated, that LMDB does not recognise, or whose
+ * index cannot be walked is moved aside ({@code data.mdb.damaged-TIME}, never deleted) and a fresh
+ * cache started ({@link #openChecked}); {@link #health} says so for the rest of the mount.
+ *
  * <p>Failure: any other LMDB error logs one warning and marks the store {@link #healthy()
  * unhealthy}; from then on gets miss and writes are dropped, and reads go to the source.
  */
