@@ -29,6 +29,7 @@ import java.util.List;
  * @param cluster the job's cluster this mount is a member of, or null for a mount of its own
  * @param pageCacheReach the bytes read through the mount within which a file it served may still be
  *     in the kernel's page cache (not substituted for); negative: the memory available
+ * @param cacheMinFree the free-space floor of the cache directory's disk ({@code --cache-min-free})
  */
 public record MountConfig(
     String source,
@@ -49,7 +50,8 @@ public record MountConfig(
     boolean detectOrder,
     long writeQueueBytes,
     org.hintfs.fs.cluster.ClusterConfig cluster,
-    long pageCacheReach) {
+    long pageCacheReach,
+    org.hintfs.fs.store.MinFree cacheMinFree) {
 
   /**
    * 256 files ahead: at 1,000 files/s per rank, a quarter of a second of reading, enough to hide
@@ -189,6 +191,7 @@ public record MountConfig(
     b.detectOrder = detectOrder;
     b.writeQueueBytes = writeQueueBytes;
     b.cluster = cluster;
+    b.cacheMinFree = cacheMinFree;
     return b;
   }
 
@@ -228,6 +231,7 @@ public record MountConfig(
     private boolean detectOrder = true;
     private long writeQueueBytes = org.hintfs.fs.store.LmdbStore.DEFAULT_QUEUE_LIMIT;
     private org.hintfs.fs.cluster.ClusterConfig cluster;
+    private org.hintfs.fs.store.MinFree cacheMinFree = org.hintfs.fs.store.MinFree.DEFAULT;
 
     private Builder(String source, Path mountpoint) {
       this.source = source;
@@ -308,6 +312,12 @@ public record MountConfig(
       return this;
     }
 
+    /** The free-space floor of the cache directory's disk ({@code --cache-min-free}). */
+    public Builder cacheMinFree(org.hintfs.fs.store.MinFree floor) {
+      this.cacheMinFree = floor;
+      return this;
+    }
+
     /** Join this cluster (null: none). */
     public Builder cluster(org.hintfs.fs.cluster.ClusterConfig c) {
       this.cluster = c;
@@ -334,7 +344,8 @@ public record MountConfig(
           detectOrder,
           writeQueueBytes,
           cluster,
-          pageCacheReach);
+          pageCacheReach,
+          cacheMinFree);
     }
   }
 }

@@ -275,8 +275,8 @@ class ClusterIT {
   void aMountWithAnotherSecret_isRefusedInOneLine() throws Exception {
     int[] ports = {freePort(), freePort()};
     String all = peers(ports);
-    Path secret = Files.write(tmp.resolve("secret"), "0123456789abcdef0123456789abcdef".getBytes());
-    Path wrong = Files.write(tmp.resolve("wrong"), "fedcba9876543210fedcba9876543210".getBytes());
+    Path secret = privateFile(tmp.resolve("secret"), "0123456789abcdef0123456789abcdef");
+    Path wrong = privateFile(tmp.resolve("wrong"), "fedcba9876543210fedcba9876543210");
     mount("s0", ports[0], all, "--cluster-secret-file", secret.toString());
     Path other = Files.createDirectories(tmp.resolve("s1"));
     Hintfs.Result r =
@@ -303,5 +303,13 @@ class ClusterIT {
         .startsWith("hintfs: cluster job at 127.0.0.1:" + ports[0])
         .contains("holds another --cluster-secret-file than " + wrong);
     assertThat(Hintfs.isMounted(other)).isFalse();
+  }
+
+  /** A file of {@code text} only its owner may read (mode 0600), as a cluster secret must be. */
+  static Path privateFile(Path p, String text) throws java.io.IOException {
+    Files.write(p, text.getBytes());
+    Files.setPosixFilePermissions(
+        p, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    return p;
   }
 }

@@ -53,6 +53,7 @@ final class ForegroundMount {
             .ramCacheBytes(Sizes.parse(c.ramCache, 0))
             .pageCacheReach(c.pageCacheReachBytes())
             .writeQueueBytes(c.writeQueueBytes())
+            .cacheMinFree(org.hintfs.fs.store.MinFree.parse(c.cacheMinFree))
             .blockSize(MountConfig.parseBlockSize(c.blockSize))
             .policy(c.policy)
             .fuse(c.debugFuse, c.fuseOptions)

@@ -186,6 +186,16 @@ final class MountCommand implements Callable<Integer> {
   String cacheSize;
 
   @Option(
+      names = "--cache-min-free",
+      paramLabel = "SIZE|SHARE",
+      defaultValue = "5%",
+      description =
+          "the free space the disk cache leaves on its disk: it grows no further when others"
+              + " fill the disk to this, and grows again when they free it: 10G, or a share of the"
+              + " disk like 5%% (default: ${DEFAULT-VALUE}, as mountpoint-s3 keeps; 0: none)")
+  String cacheMinFree;
+
+  @Option(
       names = "--ram-cache",
       paramLabel = "SIZE",
       defaultValue = MountConfig.DEFAULT_RAM_CACHE_TEXT,
@@ -469,6 +479,7 @@ final class MountCommand implements Callable<Integer> {
       Sizes.parse(ramCache, 1);
       pageCacheReachBytes();
       writeQueueBytes();
+      org.hintfs.fs.store.MinFree.parse(cacheMinFree);
       MountConfig.parseBlockSize(blockSize);
       Policies.create(policy, 1);
       owners.ownership();

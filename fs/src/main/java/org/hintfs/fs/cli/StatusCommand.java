@@ -200,6 +200,17 @@ final class StatusCommand implements Callable<Integer> {
             + " files; capacity: "
             + s.path("cache_capacity_basis").asText("?")
             + ")");
+    long skipped = s.path("cache_full_skipped").asLong();
+    if (skipped > 0) {
+      row(
+          out,
+          "disk full",
+          skipped
+              + " fetched files or blocks ("
+              + Human.bytes(s.path("cache_full_skipped_bytes").asLong())
+              + ") served without being stored while the cache's disk was full"
+              + (s.path("cache_full_since").asLong() == 0 ? " (storing again)" : ""));
+    }
     long full = s.path("write_queue_full").asLong();
     if (full > 0 || s.path("write_queue_bytes").asLong() > 0) {
       row(

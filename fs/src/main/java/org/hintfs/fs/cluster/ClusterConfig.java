@@ -88,7 +88,34 @@ public record ClusterConfig(
               + " is not a loopback or private address: give the job a --cluster-secret-file so"
               + " that only its members join and traffic is encrypted");
     }
+    if (secretFile != null) {
+      refuseIfOthersMayRead(secretFile);
+    }
     return new ClusterConfig(name, addr.getHostAddress(), port, list, stackFile, secretFile);
+  }
+
+  /**
+   * Refuses a secret file that users other than its owner may read or write (any group or other
+   * permission bit), as ssh refuses such a private key: anyone who reads it may join the job and
+   * read its traffic.
+   */
+  static void refuseIfOthersMayRead(Path secretFile) {
+    java.util.Set<java.nio.file.attribute.PosixFilePermission> perms;
+    try {
+      perms = java.nio.file.Files.getPosixFilePermissions(secretFile);
+    } catch (java.io.IOException | UnsupportedOperationException e) {
+      return; // unreadable: said when it is read; no POSIX modes: nothing to check
+    }
+    int mode = 0;
+    for (var p : perms) {
+      mode |= 1 << (8 - p.ordinal()); // OWNER_READ is bit 8 (0400) ... OTHERS_EXECUTE bit 0
+    }
+    if ((mode & 077) != 0) {
+      throw new IllegalArgumentException(
+          String.format(
+              "--cluster-secret-file %s may be read by other users (mode %04o): chmod 600 %s",
+              secretFile, mode, secretFile));
+    }
   }
 
   private static int port(String s, String option, String whole) {

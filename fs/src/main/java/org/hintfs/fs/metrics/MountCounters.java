@@ -252,6 +252,23 @@ final class MountCounters {
             "blocks of large files refused for a full queue, then stored once the disk writer had"
                 + " room",
             cs.writeQueueRepaid::sum),
+        gauge(
+            "cache_full_since",
+            "cache_full_since_seconds",
+            "when the disk cache stopped storing new files for a full disk (Unix seconds; 0: it"
+                + " stores)",
+            () -> c.index().fullSince() / 1000),
+        counter(
+            "cache_full_skipped",
+            "cache_full_skipped",
+            "fetched files or blocks not stored because the cache's disk was full (served all the"
+                + " same)",
+            cs.fullSkipped::sum),
+        counter(
+            "cache_full_skipped_bytes",
+            "cache_full_skipped_bytes",
+            "bytes of the files or blocks not stored for a full disk",
+            cs.fullSkippedBytes::sum),
         counter("evictions", "evictions", "files evicted", cs.evictions::sum),
         counter(
             "corrupt_entries",

@@ -66,7 +66,7 @@ public final class StatsReport {
     m.put("epoch_open_misses", cs.openMisses.sum() - eb[1]);
     m.put("cache_dir", fs.config().cacheDir() == null ? null : fs.config().cacheDir().toString());
     m.put("cache_health", c.storeHealth());
-    m.put("cache_capacity_basis", c.capacityBasis());
+    m.put("cache_capacity_basis", c.index().capacityBasis(c.capacityBasis()));
     var h = fs.hints();
     Map<String, Object> hints = new LinkedHashMap<>();
     var ds = h.dataset(); // root and view of one declaration

@@ -99,6 +99,7 @@ public final class Mount {
                 config.maxFetches(),
                 config.writeQueueBytes()),
             peers);
+    cache.index().keepFree(config.cacheMinFree());
     if (home != null) {
       home.serveFrom(cache);
     }

@@ -60,6 +60,16 @@ public final class CacheIndex {
   private volatile Listener listener = NO_LISTENER;
   private volatile long capacityNow; // residency's capacity, readable without the lock
 
+  /** The capacity configured, and as lowered by a full map; the floor may hold it lower still. */
+  private final long configured;
+
+  private long mapCapacity = Long.MAX_VALUE;
+
+  private volatile MinFree minFree = MinFree.DEFAULT;
+
+  /** True while the floor holds the capacity below the configured one (logged once each way). */
+  private boolean floorBound;
+
   CacheIndex(
       Catalog catalog,
       Units units,
@@ -72,6 +82,7 @@ public final class CacheIndex {
     this.store = store;
     this.stats = stats;
     this.capacityNow = capacity;
+    this.configured = capacity;
     this.residency =
         new Residency(
             catalog.entryCount(),
@@ -130,6 +141,7 @@ public final class CacheIndex {
           }
           kept[0]++;
         });
+    store.account(accounting);
     synchronized (this) {
       residency.setCapacity(residency.capacity());
       log.info(
@@ -262,7 +274,7 @@ public final class CacheIndex {
 
   /** Whether a fetch of whole file {@code id} of {@code length} bytes would be stored now. */
   synchronized boolean wouldAdmit(int id, int length) {
-    if (store == null || !store.healthy()) {
+    if (store == null || !store.admitting()) {
       return false;
     }
     return residency.wouldAdmit(id, StoredValue.charge(length));
@@ -338,6 +350,12 @@ public final class CacheIndex {
     if (store == null || !store.healthy()) {
       return false;
     }
+    if (!store.admitting()) {
+      // The disk is full: what is stored stays served, nothing new is stored until there is room.
+      stats.fullSkipped.increment();
+      stats.fullSkippedBytes.add(payload.length);
+      return false;
+    }
     BitSet blocks = blocksOf.get(id);
     if (units.isBlocked(id) ? blocks != null && blocks.get(block) : residency.isResident(id)) {
       if (!guest) {
@@ -374,7 +392,12 @@ public final class CacheIndex {
     stats.admitted.increment();
     // fits: only this lock's holder adds to the queue. A large file's block leaves the page cache
     // once stored: its readers are served from memory (LmdbStore, "Memory").
-    store.put(key, vh, payload, block, path, units.isBlocked(id));
+    if (!store.put(key, vh, payload, block, path, units.isBlocked(id))) {
+      // The writer found the disk full since the check above: not stored after all.
+      stats.fullSkipped.increment();
+      stats.fullSkippedBytes.add(payload.length);
+      drop(id, block, key, payload.length);
+    }
     return false;
   }
 
@@ -572,6 +595,11 @@ public final class CacheIndex {
     return diskUp();
   }
 
+  /** When the disk tier stopped storing for a full disk (epoch milliseconds), or 0. */
+  public long fullSince() {
+    return store == null ? 0 : store.fullSince();
+  }
+
   /** True if block {@code block} of file {@code id} is stored. */
   synchronized boolean isStored(int id, int block) {
     if (!diskUp()) {
@@ -579,6 +607,11 @@ public final class CacheIndex {
     }
     BitSet b = blocksOf.get(id);
     return b != null && b.get(block);
+  }
+
+  /** True if the unit is stored: its block, or a whole file. */
+  synchronized boolean isStored(Unit u) {
+    return units.isBlocked(u.id()) ? isStored(u.id(), u.block()) : isResident(u.id());
   }
 
   /** True if every block of a blocked file is on disk. */
@@ -598,8 +631,89 @@ public final class CacheIndex {
         residency.used(),
         residency.capacity(),
         lowered);
+    mapCapacity = lowered;
     residency.setCapacity(lowered);
     capacityNow = lowered;
+  }
+
+  /** Sets the free-space floor of the cache's disk ({@code --cache-min-free}). */
+  public void keepFree(MinFree floor) {
+    minFree = floor;
+  }
+
+  /** The free-space floor in force. */
+  public MinFree minFree() {
+    return minFree;
+  }
+
+  /**
+   * Where the capacity comes from: {@code configured} (the option, or the disk's room at mount), or
+   * the floor while it holds the cache below that.
+   */
+  public synchronized String capacityBasis(String configured) {
+    return floorBound
+        ? "held at its size: the disk is at its free-space floor (--cache-min-free " + minFree + ")"
+        : configured;
+  }
+
+  /** What the store's writer tells the accounting (on its thread): kept off the public API. */
+  private final LmdbStore.Accounting accounting =
+      new LmdbStore.Accounting() {
+        @Override
+        public void notStored(String path, int block, CacheKey key, int length) {
+          int id = catalog.lookup(path);
+          if (id > 0) {
+            stats.fullSkipped.increment();
+            stats.fullSkippedBytes.add(length);
+            drop(id, block, key, length);
+          }
+        }
+
+        @Override
+        public boolean space(long usable, long total, long fileBytes) {
+          return onSpace(usable, total, fileBytes);
+        }
+      };
+
+  /**
+   * The disk's free space, every few seconds (see {@link LmdbStore#WATCH_MILLIS}): the capacity is
+   * what the store's file holds now plus the free space above the floor, never above the configured
+   * one, and never below what is charged now. The floor bounds growth and never evicts: LMDB's file
+   * does not shrink (an evicted entry's pages are reused inside it), so evicting for the floor
+   * would lose cached files and give the disk nothing back. When others take the disk to the floor,
+   * the cache holds its size and the policy replaces within it (each admission evicts its victims);
+   * the capacity grows back as the disk frees.
+   *
+   * @return true if there is room to store (admission, if paused for a full disk, resumes): at
+   *     least 1% of the disk (at most 64 MiB) free above the floor
+   */
+  synchronized boolean onSpace(long usable, long total, long fileBytes) {
+    long floor = minFree.bytesOf(total);
+    long above = usable - floor;
+    long cap =
+        Math.min(
+            Math.min(configured, mapCapacity),
+            Math.max(residency.used(), fileBytes + Math.max(0, above)));
+    boolean bound = cap < Math.min(configured, mapCapacity);
+    if (bound != floorBound) {
+      floorBound = bound;
+      if (bound) {
+        log.warn(
+            "the disk under the cache has {} bytes free, its floor is {} (--cache-min-free {}):"
+                + " the cache grows no further than {} bytes",
+            usable,
+            floor,
+            minFree,
+            cap);
+      } else {
+        log.info("the disk under the cache has room again: cache capacity back to {}", cap);
+      }
+    }
+    if (cap != residency.capacity()) {
+      residency.setCapacity(cap);
+      capacityNow = cap;
+    }
+    return above >= Math.min(64L << 20, total / 100);
   }
 
   /** Sets the listener told of files entering and leaving the cache. */

@@ -30,6 +30,14 @@ public final class CacheStats {
   public final LongAdder bytesFromSource = new LongAdder();
   public final LongAdder admitted = new LongAdder();
 
+  /**
+   * Fetched units not stored because the cache's disk was full (admission paused), or whose write
+   * the disk refused for space; and their bytes.
+   */
+  public final LongAdder fullSkipped = new LongAdder();
+
+  public final LongAdder fullSkippedBytes = new LongAdder();
+
   /** Fetched units not stored because the disk writer's queue was full (the disk is behind). */
   public final LongAdder writeQueueFull = new LongAdder();
 

@@ -38,6 +38,13 @@ final class DiskTier implements Tier {
       (l.check() == StoredValue.Check.CORRUPT ? stats.corrupt : stats.stale).increment();
       log.warn("dropping {} cache entry of {} block {}", l.check(), u.path(), u.block());
       index.drop(u.id(), u.block(), u.key(), u.length());
+    } else if (store.healthy() && index.isStored(u)) {
+      // The index says stored, the store has nothing (a puts' commit lost with its index record
+      // kept, an index that does not match its data): forgotten, so the unit is stored again.
+      stats.corrupt.increment();
+      log.warn(
+          "dropping the index record of {} block {}: its entry is missing", u.path(), u.block());
+      index.drop(u.id(), u.block(), u.key(), u.length());
     }
     return null;
   }

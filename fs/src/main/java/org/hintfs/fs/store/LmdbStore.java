@@ -58,8 +58,19 @@ import org.slf4j.LoggerFactory;
  * stored and reused for the next ones (BENCHMARKS.md, twelfth stop). Pages a reader of the map has
  * mapped meanwhile stay.
  *
- * <p>Failure: any LMDB error other than a full map logs one warning and marks the store {@link
- * #healthy() unhealthy}; from then on gets miss and writes are dropped, and reads go to the source.
+ * <p>Full: a commit the disk refuses for space (ENOSPC, EDQUOT, an EIO at writeback with the disk
+ * full, or LMDB's map still full after evicting) pauses admission, not the store: what is stored
+ * stays served, the refused batch's puts are told to the accounting as not stored ({@link
+ * Accounting#notStored}) and its deletes are kept and committed once there is room. Every {@link
+ * #WATCH_MILLIS} the writer (never a reader) asks the filesystem for its free space ({@link
+ * Accounting#space}); admission resumes when the accounting says there is room again.
+ *
+ * <p>Damage at open: a {@code data.mdb} that is truncated, that LMDB does not recognise, or whose
+ * index cannot be walked is moved aside ({@code data.mdb.damaged-TIME}, never deleted) and a fresh
+ * cache started ({@link #openChecked}); {@link #health} says so for the rest of the mount.
+ *
+ * <p>Failure: any other LMDB error logs one warning and marks the store {@link #healthy()
+ * unhealthy}; from then on gets miss and writes are dropped, and reads go to the source.
  */
 public final class LmdbStore implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(LmdbStore.class);
@@ -73,6 +84,26 @@ public final class LmdbStore implements AutoCloseable {
   public interface MapFullHandler {
     void onMapFull(long bytesToFree);
   }
+
+  /** What the writer tells the cache's accounting besides a full map; called on its thread. */
+  interface Accounting {
+    /** A put the writer took but the disk refused for space: it is not stored. */
+    void notStored(String path, int block, CacheKey key, int length);
+
+    /**
+     * The filesystem under the cache: {@code usable} bytes free to this process of {@code total},
+     * the store's file {@code fileBytes} long.
+     *
+     * @return true if admission may go on (or resume, if it is paused)
+     */
+    boolean space(long usable, long total, long fileBytes);
+  }
+
+  /** How often the writer looks at the disk's free space: often enough to resume within seconds. */
+  static final long WATCH_MILLIS = 2_000;
+
+  /** Why admission is paused (the disk refused a commit for space), and since when. */
+  private record Pause(String reason, long sinceMillis) {}
 
   /** One scanned meta record. */
   public record Meta(byte[] key, long versionHash, long charge, int block, String path) {}
@@ -277,7 +308,16 @@ public final class LmdbStore implements AutoCloseable {
 
   private final Thread writer;
   private final MapFullHandler mapFull;
+  private volatile Accounting accounting;
   private volatile String downReason;
+  private volatile Pause paused;
+
+  /** The writer's: deletes the disk refused for space, committed once admission resumes. */
+  private final List<Op> deferred = new ArrayList<>();
+
+  private long nextWatch;
+  private final java.util.concurrent.atomic.LongAdder pauses =
+      new java.util.concurrent.atomic.LongAdder();
   private volatile boolean closing;
 
   /**
@@ -320,8 +360,61 @@ public final class LmdbStore implements AutoCloseable {
     Files.createDirectories(dir);
     this.dir = dir;
     this.mapFull = mapFull;
+    Opened o;
     try {
-      env =
+      o = openChecked(dir, mapSize);
+      if (o.damage != null) {
+        Path aside = moveAside(dir);
+        movedAside =
+            "the cache in "
+                + dir
+                + " was damaged ("
+                + o.damage
+                + "): moved aside to "
+                + aside
+                + ", a fresh cache started";
+        log.warn("{}", movedAside);
+        o = openChecked(dir, mapSize);
+        if (o.damage != null) {
+          throw new IOException("a fresh LMDB cache in " + dir + " is damaged too: " + o.damage);
+        }
+      }
+    } catch (RuntimeException e) {
+      throw new IOException("cannot open the LMDB cache in " + dir + ": " + e.getMessage(), e);
+    }
+    env = o.env;
+    data = o.data;
+    meta = o.meta;
+    pageSize = o.pageSize;
+    Native.keepLargeAllocations();
+    dataFd = openForAdvice(dir.resolve("data.mdb"));
+    writer = new Thread(this::writeLoop, "lmdb-writer");
+    writer.setDaemon(true);
+    writer.start();
+  }
+
+  /** An environment opened and checked, or why its file is damaged (then nothing is open). */
+  private record Opened(
+      Env<ByteBuffer> env,
+      Dbi<ByteBuffer> data,
+      Dbi<ByteBuffer> meta,
+      int pageSize,
+      String damage) {}
+
+  /** Set at open when a damaged cache was moved aside: one line for the log and status. */
+  private String movedAside;
+
+  /**
+   * Opens the environment in {@code dir} and checks it before anything reads its tree: a file
+   * shorter than its own meta page says (truncated: reading the missing pages through the map would
+   * be a SIGBUS), a file LMDB does not recognise (its meta pages scribbled), and a walk of the
+   * {@code meta} database (its branch and leaf pages, a few MB a million entries). Damage to a
+   * stored value is not looked for here: every read checks its CRC32C.
+   */
+  private static Opened openChecked(Path dir, long mapSize) {
+    Env<ByteBuffer> e;
+    try {
+      e =
           Env.create()
               .setMapSize(mapSize)
               .setMaxDbs(2)
@@ -332,17 +425,71 @@ public final class LmdbStore implements AutoCloseable {
                       .FILE_MODE, // data.mdb holds the source's bytes: its owner's alone
                   EnvFlags.MDB_NOTLS,
                   EnvFlags.MDB_NOMETASYNC);
-      data = env.openDbi("data", DbiFlags.MDB_CREATE);
-      meta = env.openDbi("meta", DbiFlags.MDB_CREATE);
-      pageSize = env.stat().pageSize;
-    } catch (RuntimeException e) {
-      throw new IOException("cannot open the LMDB cache in " + dir + ": " + e.getMessage(), e);
+    } catch (Env.FileInvalidException | Env.VersionMismatchException x) {
+      return new Opened(null, null, null, 0, "LMDB does not recognise it: " + lmdbReason(x));
     }
-    Native.keepLargeAllocations();
-    dataFd = openForAdvice(dir.resolve("data.mdb"));
-    writer = new Thread(this::writeLoop, "lmdb-writer");
-    writer.setDaemon(true);
-    writer.start();
+    try {
+      int page = e.stat().pageSize;
+      long needed = (e.info().lastPageNumber + 1) * (long) page;
+      long size = Files.size(dir.resolve("data.mdb"));
+      if (size < needed) {
+        e.close();
+        return new Opened(
+            null, null, null, 0, "truncated: " + size + " bytes of the " + needed + " it holds");
+      }
+      Dbi<ByteBuffer> d = e.openDbi("data", DbiFlags.MDB_CREATE);
+      Dbi<ByteBuffer> m = e.openDbi("meta", DbiFlags.MDB_CREATE);
+      try (Txn<ByteBuffer> txn = e.txnRead();
+          CursorIterable<ByteBuffer> it = m.iterate(txn, KeyRange.all())) {
+        for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
+          if (kv.key().remaining() != CacheKey.LENGTH || kv.val().remaining() < 20) {
+            e.close();
+            return new Opened(null, null, null, 0, "its index holds a record of another shape");
+          }
+        }
+        d.stat(txn);
+      }
+      return new Opened(e, d, m, page, null);
+    } catch (org.lmdbjava.LmdbNativeException x) {
+      e.close();
+      if (x instanceof org.lmdbjava.LmdbNativeException.ConstantDerivedException) {
+        throw x; // an errno (EIO, EACCES...): not damage, the disk or the directory
+      }
+      return new Opened(null, null, null, 0, lmdbReason(x));
+    } catch (IOException x) {
+      e.close();
+      throw new java.io.UncheckedIOException(x);
+    } catch (RuntimeException x) {
+      e.close();
+      throw x;
+    }
+  }
+
+  private static String lmdbReason(RuntimeException x) {
+    String m = x.getMessage() == null ? x.toString() : x.getMessage();
+    return m.replace("Platform constant error code: ", "");
+  }
+
+  /**
+   * Moves a damaged cache's {@code data.mdb} aside (never deleted: its owner may want it), to
+   * {@code data.mdb.damaged-TIME} beside the new one, and its lock file with it.
+   */
+  private static Path moveAside(Path dir) {
+    String t =
+        java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
+            .withZone(java.time.ZoneOffset.UTC)
+            .format(java.time.Instant.now());
+    Path aside = dir.resolve("data.mdb.damaged-" + t);
+    for (int n = 2; Files.exists(aside); n++) {
+      aside = dir.resolve("data.mdb.damaged-" + t + "-" + n);
+    }
+    try {
+      Files.move(dir.resolve("data.mdb"), aside);
+      Files.deleteIfExists(dir.resolve("lock.mdb")); // LMDB's reader table: remade at open
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return aside;
   }
 
   /** A read-only descriptor of {@code file} for posix_fadvise, or -1 (nothing is dropped then). */
@@ -362,6 +509,49 @@ public final class LmdbStore implements AutoCloseable {
   /** Why the store is down, or null. */
   public String downReason() {
     return downReason;
+  }
+
+  /** True while the store takes puts: up, and admission not paused for a full disk. */
+  public boolean admitting() {
+    return downReason == null && paused == null;
+  }
+
+  /** When admission was paused for space (epoch milliseconds), or 0 while it is not. */
+  public long fullSince() {
+    Pause p = paused;
+    return p == null ? 0 : p.sinceMillis;
+  }
+
+  /** Times admission was paused for space since the store opened. */
+  public long pauses() {
+    return pauses.sum();
+  }
+
+  /**
+   * "ok", "down: reason", or "full since TIME: reason" (admission paused, what is stored served).
+   */
+  public String health() {
+    if (downReason != null) {
+      return "down: " + downReason;
+    }
+    Pause p = paused;
+    if (p == null && movedAside != null) {
+      return "ok; at mount " + movedAside;
+    }
+    if (p != null) {
+      return "full since "
+          + java.time.Instant.ofEpochMilli(p.sinceMillis)
+              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+          + ": "
+          + p.reason
+          + "; new files are not stored until there is room, what is stored is served";
+    }
+    return "ok";
+  }
+
+  /** Sets who is told of puts not stored and of the disk's space (the index, once recovered). */
+  void account(Accounting a) {
+    this.accounting = a;
   }
 
   /** Result of a lookup. */
@@ -550,6 +740,40 @@ public final class LmdbStore implements AutoCloseable {
 
   private volatile Runnable onRoom;
 
+  /**
+   * Signalled by the writer when its queue is at or under half its bound, and when it goes down.
+   */
+  private final Object room = new Object();
+
+  /**
+   * Waits until the writer's queue is at or under half its bound (the writer keeps up), the store
+   * is down, or {@code millis} pass.
+   *
+   * @return false if the time passed first
+   */
+  boolean awaitRoom(long millis) throws InterruptedException {
+    long deadline = System.nanoTime() + millis * 1_000_000L;
+    synchronized (room) {
+      while (queuedBytes.get() > queueLimit / 2 && healthy()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        room.wait(left / 1_000_000L + 1);
+      }
+    }
+    return true;
+  }
+
+  /** Wakes {@link #awaitRoom}'s waiters if the queue is at or under half its bound. */
+  private void signalRoom() {
+    if (queuedBytes.get() <= queueLimit / 2 || !healthy()) {
+      synchronized (room) {
+        room.notifyAll();
+      }
+    }
+  }
+
   /** Payload bytes waiting for the writer now. */
   long queuedBytes() {
     return queuedBytes.get();
@@ -583,7 +807,7 @@ public final class LmdbStore implements AutoCloseable {
    */
   boolean put(
       CacheKey key, long versionHash, Payload payload, int block, String path, boolean uncache) {
-    if (!healthy() || !hasRoom(payload.length)) {
+    if (!admitting() || !hasRoom(payload.length)) {
       return false;
     }
     payload.taken = true;
@@ -658,6 +882,7 @@ public final class LmdbStore implements AutoCloseable {
           queue.drainTo(dropped);
           dropped.forEach(LmdbStore::released);
           queuedBytes.set(0);
+          signalRoom();
         }
       }
     }
@@ -688,29 +913,113 @@ public final class LmdbStore implements AutoCloseable {
     return n;
   }
 
+  /** A failed write in words, and whether it was for space (admission pauses) or not (down). */
+  private record Failure(String reason, boolean space) {}
+
+  private static final int ENOSPC = 28;
+  private static final int EDQUOT = 122;
+
   /**
    * A failed write in words: LMDB's errno without its exception's class, and whether the disk is
    * full (ext4 reports a full disk as ENOSPC, or as EIO when delayed allocation finds no room at
-   * writeback).
+   * writeback: an EIO with less free than the batch is taken as full).
    */
-  private String writeFailure(RuntimeException e, long batchBytes) {
+  private Failure writeFailure(RuntimeException e, long batchBytes) {
     String m = e.getMessage() == null ? e.toString() : e.getMessage();
     m = m.replace("Platform constant error code: ", "");
+    int rc = e instanceof org.lmdbjava.LmdbNativeException n ? n.getResultCode() : 0;
     try {
       long free = Files.getFileStore(dir).getUsableSpace();
-      if (free <= Math.max(batchBytes, 1L << 20)) {
-        return "the disk under "
-            + dir
-            + " is full ("
-            + free
-            + " bytes free; write failed: "
-            + m
-            + ")";
+      if (rc == ENOSPC || rc == EDQUOT || free <= Math.max(batchBytes, 1L << 20)) {
+        return new Failure(
+            "the disk under " + dir + " is full (" + free + " bytes free; write failed: " + m + ")",
+            true);
       }
     } catch (IOException | RuntimeException ignored) {
       // the reason as LMDB gave it
     }
-    return "write failed: " + m;
+    if (rc == ENOSPC || rc == EDQUOT) {
+      return new Failure("the disk under " + dir + " is full (write failed: " + m + ")", true);
+    }
+    return new Failure("write failed: " + m, false);
+  }
+
+  /**
+   * The disk refused {@code batch} for space: admission pauses; the batch's puts (and those queued
+   * behind it, which would fail the same way) are told to the accounting as not stored, and its
+   * deletes are kept for when there is room. The writer's thread.
+   */
+  private void refusedForSpace(String reason, List<Op> batch) {
+    if (paused == null) {
+      paused = new Pause(reason, System.currentTimeMillis());
+      pauses.increment();
+      log.warn(
+          "disk cache full, not storing new files until there is room (what is stored is"
+              + " served): {}",
+          reason);
+    }
+    nextWatch = System.currentTimeMillis() + WATCH_MILLIS;
+    List<Op> behind = new ArrayList<>();
+    queue.drainTo(behind);
+    List<Op> again = new ArrayList<>();
+    for (List<Op> ops : List.of(batch, behind)) {
+      for (Op o : ops) {
+        if (o instanceof Put p && pending.get(p.key) == p) {
+          Accounting a = accounting;
+          if (a != null) {
+            a.notStored(p.path, p.block, p.key, p.payload.length);
+          }
+        } else if (o instanceof Delete d && pending.get(d.key) == d) {
+          Delete kept = new Delete(d.key);
+          if (pending.replace(d.key, d, kept)) {
+            deferred.add(kept);
+          }
+        } else if (ops == behind && !(o instanceof Put)) {
+          again.add(o); // a barrier: its waiter is let go by the next batch
+        }
+      }
+    }
+    for (Op o : behind) {
+      if (o instanceof Put p) {
+        pending.remove(p.key, p);
+        queuedBytes.addAndGet(-p.payload.length);
+        p.release();
+      }
+    }
+    queue.addAll(again);
+  }
+
+  /**
+   * Every {@link #WATCH_MILLIS}: tells the accounting the disk's free space, and resumes admission
+   * (with the kept deletes first) once it says there is room. The writer's thread.
+   */
+  private void watchSpace() {
+    long now = System.currentTimeMillis();
+    if (now < nextWatch) {
+      return;
+    }
+    nextWatch = now + WATCH_MILLIS;
+    Accounting a = accounting;
+    if (a == null || !healthy()) {
+      return;
+    }
+    boolean room;
+    try {
+      java.nio.file.FileStore fs = Files.getFileStore(dir);
+      room = a.space(fs.getUsableSpace(), fs.getTotalSpace(), fileBytes());
+    } catch (IOException | RuntimeException e) {
+      return; // the next commit tells what is wrong
+    }
+    Pause p = paused;
+    if (room && p != null) {
+      paused = null;
+      log.info(
+          "disk cache storing again: the disk under {} has room (full since {})",
+          dir,
+          java.time.Instant.ofEpochMilli(p.sinceMillis));
+      queue.addAll(deferred);
+      deferred.clear();
+    }
   }
 
   private void writeLoop() {
@@ -719,6 +1028,7 @@ public final class LmdbStore implements AutoCloseable {
       try {
         Op first = queue.poll(200, TimeUnit.MILLISECONDS);
         if (first == null) {
+          watchSpace();
           continue;
         }
         batch.add(first);
@@ -735,7 +1045,14 @@ public final class LmdbStore implements AutoCloseable {
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
-        down(writeFailure(e, bytes(batch)));
+        Failure f = writeFailure(e, bytes(batch));
+        if (f.space()) {
+          refusedForSpace(f.reason(), batch);
+        } else {
+          down(f.reason());
+        }
+      } catch (SpaceException e) {
+        refusedForSpace(e.getMessage(), batch);
       } finally {
         for (Op o : batch) {
           if (o instanceof Barrier b) {
@@ -750,7 +1067,16 @@ public final class LmdbStore implements AutoCloseable {
         }
         batch.clear();
       }
+      signalRoom();
+      watchSpace();
       roomAgain();
+    }
+  }
+
+  /** The map stayed full after evicting: admission pauses as for a full disk. */
+  private static final class SpaceException extends Exception {
+    SpaceException(String reason) {
+      super(reason, null, false, false);
     }
   }
 
@@ -767,7 +1093,7 @@ public final class LmdbStore implements AutoCloseable {
     }
   }
 
-  private void commit(List<Op> batch, long bytes) {
+  private void commit(List<Op> batch, long bytes) throws SpaceException {
     if (!healthy()) {
       return;
     }
@@ -797,6 +1123,9 @@ public final class LmdbStore implements AutoCloseable {
                 .flip();
             meta.put(txn, p.key.into(writerKey), m);
           } else if (o instanceof Delete d) {
+            if (pending.get(d.key) != d) {
+              continue; // superseded by a later put (or kept for later, after a full disk)
+            }
             data.delete(txn, d.key.into(writerKey));
             meta.delete(txn, d.key.into(writerKey));
           }
@@ -806,8 +1135,7 @@ public final class LmdbStore implements AutoCloseable {
         return;
       } catch (Env.MapFullException e) {
         if (attempt >= 3) {
-          down("the cache map is full even after evicting: " + e.getMessage());
-          return;
+          throw new SpaceException("the cache map is full even after evicting: " + e.getMessage());
         }
         mapFull.onMapFull(Math.max(bytes, 64L << 20));
         commitQueuedDeletes();
@@ -879,6 +1207,9 @@ public final class LmdbStore implements AutoCloseable {
     try (Txn<ByteBuffer> txn = env.txnWrite()) {
       for (Op o : deletes) {
         Delete d = (Delete) o;
+        if (pending.get(d.key) != d) {
+          continue; // superseded by a later put
+        }
         data.delete(txn, d.key.into(writerKey));
         meta.delete(txn, d.key.into(writerKey));
       }

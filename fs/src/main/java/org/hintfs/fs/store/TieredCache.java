@@ -766,17 +766,13 @@ public final class TieredCache implements AutoCloseable {
       if (Thread.currentThread().isInterrupted()) {
         return; // the mount is closing
       }
-      long deadline = System.nanoTime() + WRITER_WAIT_MILLIS * 1_000_000L;
-      while (!diskKeepsUp()) {
-        if (System.nanoTime() > deadline) {
+      try {
+        if (!diskKeepsUp() && !store.awaitRoom(WRITER_WAIT_MILLIS)) {
           return;
         }
-        try {
-          Thread.sleep(20);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
       }
       read(id, b, false, false, false, FetchGate.Priority.PREFETCH);
       stats.blocksPrefetched.increment();
@@ -1230,12 +1226,12 @@ public final class TieredCache implements AutoCloseable {
     return config.capacityBasis();
   }
 
-  /** "ok", "none: reason" or "down: reason". */
+  /** "ok", "none: reason", "down: reason" or "full since TIME: reason". */
   public String storeHealth() {
     if (store == null) {
       return "none" + (storeProblem == null ? "" : ": " + storeProblem);
     }
-    return store.healthy() ? "ok" : "down: " + store.downReason();
+    return store.health();
   }
 
   /** The disk tier's store (tests), or null. */

@@ -15,6 +15,28 @@ class MountCommandTest {
   }
 
   @Test
+  void aClusterSecretFileOthersMayRead_isRefusedInOneLine_asSshRefusesSuchAKey(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+    java.nio.file.Path secret =
+        java.nio.file.Files.writeString(tmp.resolve("secret"), "0123456789abcdef0123456789abcdef");
+    java.nio.file.Files.setPosixFilePermissions(
+        secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    String[] args = {
+      "s3://b", "/mnt", "--cluster", "job", "--cluster-secret-file", secret.toString()
+    };
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> parse(args).clusterConfig())
+        .isInstanceOf(UserError.class)
+        .hasMessage(
+            "--cluster-secret-file "
+                + secret
+                + " may be read by other users (mode 0644): chmod 600 "
+                + secret);
+    java.nio.file.Files.setPosixFilePermissions(
+        secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    assertThat(parse(args).clusterConfig().secretFile()).isEqualTo(secret);
+  }
+
+  @Test
   void s3Connections_leaveRoomForEveryFetchAndSixtyFourMore_unlessGiven() {
     assertThat(parse("s3://b", "/mnt").s3Connections())
         .isEqualTo(

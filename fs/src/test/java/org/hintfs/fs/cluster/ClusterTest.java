@@ -369,8 +369,8 @@ class ClusterTest {
 
   @Test
   void withASecret_onlyItsHoldersJoin_andTheyServeEachOther() throws Exception {
-    Path secret = Files.write(tmp.resolve("secret"), "0123456789abcdef0123456789abcdef".getBytes());
-    Path wrong = Files.write(tmp.resolve("wrong"), "fedcba9876543210fedcba9876543210".getBytes());
+    Path secret = privateFile(tmp.resolve("secret"), "0123456789abcdef0123456789abcdef");
+    Path wrong = privateFile(tmp.resolve("wrong"), "fedcba9876543210fedcba9876543210");
     List<Integer> ports = List.of(freePort(), freePort(), freePort());
     member(0, ports, secret, src, false);
     member(1, ports, secret, src, false);
@@ -558,5 +558,13 @@ class ClusterTest {
       assertThat(readAll(b, paths.get(f))).isEqualTo(content.get(f));
     }
     assertThat(cluster(back).path("reads_from_former_homes").asLong()).isEqualTo(formerReads);
+  }
+
+  /** A file of {@code text} only its owner may read (mode 0600), as a cluster secret must be. */
+  static Path privateFile(Path p, String text) throws java.io.IOException {
+    Files.write(p, text.getBytes());
+    Files.setPosixFilePermissions(
+        p, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    return p;
   }
 }

@@ -331,19 +331,150 @@ class LmdbStoreTest {
   }
 
   @Test
-  void aFullMapAsksForRoom_andGoesDownIfNoneIsMade_servingNothingAfter() throws Exception {
+  void aFullMapAsksForRoom_andPausesAdmissionIfNoneIsMade_servingWhatItHolds() throws Exception {
     AtomicLong asked = new AtomicLong();
-    CacheKey first = CacheKey.of("f/0", 0);
+    CacheKey first = CacheKey.of("first", 0);
     long vh = CacheKey.versionHash("e");
+    List<String> notStored = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicBoolean room =
+        new java.util.concurrent.atomic.AtomicBoolean();
     try (LmdbStore s = new LmdbStore(dir, 1L << 20, asked::addAndGet)) {
+      s.account(
+          new LmdbStore.Accounting() {
+            @Override
+            public void notStored(String path, int block, CacheKey key, int length) {
+              notStored.add(path);
+            }
+
+            @Override
+            public boolean space(long usable, long total, long fileBytes) {
+              return room.get();
+            }
+          });
+      assertThat(s.put(first, vh, random(64_000, 99), 0, "first")).isTrue();
+      s.flush();
+      boolean[] taken = new boolean[64];
       for (int i = 0; i < 64; i++) {
-        s.put(CacheKey.of("f/" + i, 0), vh, random(64_000, i), 0, "f/" + i);
+        taken[i] = s.put(CacheKey.of("f/" + i, 0), vh, random(64_000, i), 0, "f/" + i);
       }
       s.flush();
       assertThat(asked.get()).isPositive(); // the cache was asked to evict
-      assertThat(s.healthy()).isFalse(); // it evicted nothing: the store gives up, with a reason
-      assertThat(s.downReason()).contains("full");
-      assertThat(s.get(first, vh, 64_000).hit()).isFalse(); // a down store is a miss, not an error
+      // It evicted nothing: admission pauses, the store stays up and serves what it holds.
+      assertThat(s.healthy()).isTrue();
+      assertThat(s.admitting()).isFalse();
+      assertThat(s.health()).startsWith("full since ").contains("map is full");
+      assertThat(s.get(first, vh, 64_000).hit()).isTrue();
+      // Each put taken is stored (those committed before the map filled) or told to the
+      // accounting as not stored, and then not served; a put refused (paused already) is neither.
+      assertThat(notStored).isNotEmpty();
+      for (int i = 0; i < 64; i++) {
+        boolean hit = s.get(CacheKey.of("f/" + i, 0), vh, 64_000).hit();
+        assertThat(hit && notStored.contains("f/" + i)).as("f/" + i).isFalse();
+        assertThat(hit || notStored.contains("f/" + i)).as("f/" + i).isEqualTo(taken[i]);
+      }
+      assertThat(s.put(CacheKey.of("late", 0), vh, random(1000, 7), 0, "late")).isFalse();
+      // Room again (the accounting says so at the writer's next look): admission resumes.
+      room.set(true);
+      long deadline = System.nanoTime() + 3 * LmdbStore.WATCH_MILLIS * 1_000_000;
+      while (!s.admitting() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertThat(s.health()).isEqualTo("ok");
+      assertThat(s.put(CacheKey.of("late", 0), vh, random(1000, 7), 0, "late")).isTrue();
+      s.flush();
+      assertThat(s.get(CacheKey.of("late", 0), vh, 1000).hit()).isTrue();
+    }
+  }
+
+  @Test
+  void awaitRoom_waitsForTheWritersCommit_notForATimer() throws Exception {
+    long vh = CacheKey.versionHash("e");
+    try (LmdbStore s = new LmdbStore(dir, 1L << 30, b -> {}, 1 << 20)) {
+      var stalled = s.holdWriteLock(); // the writer blocks in its commit, as on a stalled disk
+      // 3 puts of 300 kB: 900 kB queued, over half the 1 MiB bound.
+      for (int i = 0; i < 3; i++) {
+        assertThat(s.put(CacheKey.of("f/" + i, 0), vh, random(300_000, i), 0, "f/" + i)).isTrue();
+      }
+      assertThat(s.awaitRoom(100)).isFalse();
+      java.util.concurrent.CompletableFuture<Double> waited =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> {
+                long t0 = System.nanoTime();
+                try {
+                  return s.awaitRoom(10_000) ? (System.nanoTime() - t0) / 1e9 : -1.0;
+                } catch (InterruptedException e) {
+                  return -2.0;
+                }
+              });
+      Thread.sleep(200);
+      stalled.close(); // on the thread that took LMDB's write lock
+      // Woken by the commit (200 ms and a commit), not at the end of the 10 s.
+      assertThat(waited.get()).isBetween(0.0, 5.0);
+      assertThat(s.queuedBytes()).isLessThanOrEqualTo(512 * 1024);
+    }
+  }
+
+  /** Stores 40 entries of 64 kB (f/0..f/39) and closes the store. */
+  private void storeForty(long vh) throws Exception {
+    try (LmdbStore s = open(dir)) {
+      for (int i = 0; i < 40; i++) {
+        s.put(CacheKey.of("f/" + i, 0), vh, random(64_000, i), 0, "f/" + i);
+      }
+      s.flush();
+    }
+  }
+
+  /** The one file moved aside beside the new cache, which must be {@code length} bytes long. */
+  private Path movedAside(long length) throws Exception {
+    try (var files = Files.list(dir)) {
+      List<Path> aside =
+          files.filter(f -> f.getFileName().toString().startsWith("data.mdb.damaged-")).toList();
+      assertThat(aside).hasSize(1);
+      assertThat(Files.size(aside.get(0))).isEqualTo(length);
+      return aside.get(0);
+    }
+  }
+
+  /** A fresh store over the damaged one's place: it stores and serves. */
+  private static void storesAfresh(LmdbStore s, long vh) throws Exception {
+    assertThat(s.get(CacheKey.of("f/1", 0), vh, 64_000).hit()).isFalse();
+    assertThat(s.put(CacheKey.of("g", 0), vh, random(5_000, 3), 0, "g")).isTrue();
+    s.flush();
+    assertThat(s.get(CacheKey.of("g", 0), vh, 5_000).payload()).isEqualTo(random(5_000, 3));
+  }
+
+  @Test
+  void aTruncatedDataFile_isMovedAside_andAFreshCacheStarts() throws Exception {
+    long vh = CacheKey.versionHash("e");
+    storeForty(vh);
+    Path db = dir.resolve("data.mdb");
+    long half = Files.size(db) / 2;
+    try (RandomAccessFile f = new RandomAccessFile(db.toFile(), "rw")) {
+      f.setLength(half);
+    }
+    // Without the check, the first read of a page past the end of the file is a SIGBUS.
+    try (LmdbStore s = open(dir)) {
+      assertThat(s.health())
+          .startsWith("ok; at mount the cache in " + dir + " was damaged (truncated: ")
+          .contains("moved aside to " + dir.resolve("data.mdb.damaged-"));
+      movedAside(half);
+      storesAfresh(s, vh);
+    }
+  }
+
+  @Test
+  void aDataFileWithRandomBytesOverItsHead_isMovedAside_andAFreshCacheStarts() throws Exception {
+    long vh = CacheKey.versionHash("e");
+    storeForty(vh);
+    Path db = dir.resolve("data.mdb");
+    long size = Files.size(db);
+    try (RandomAccessFile f = new RandomAccessFile(db.toFile(), "rw")) {
+      f.write(random(16_384, 11)); // both meta pages and the first tree pages
+    }
+    try (LmdbStore s = open(dir)) {
+      assertThat(s.health()).startsWith("ok; at mount the cache in " + dir + " was damaged (");
+      movedAside(size);
+      storesAfresh(s, vh);
     }
   }
 

@@ -106,6 +106,38 @@ class TieredCacheTest {
    * has room: a daemon started later on the same cache reads the whole file from disk.
    */
   @Test
+  void anIndexRecordWhoseEntryIsMissing_isDroppedAtItsFirstRead_andTheFileStoredAgain()
+      throws Exception {
+    InMemorySource src = dataset(5, 10, 40_000);
+    Catalog cat = Mount.listCatalog(src);
+    int id = files(cat).get(3);
+    Path dir = tmp.resolve("mismatch");
+    try (TieredCache c = openWithoutRam(src, cat, dir, 1 << 20)) {
+      for (int f : files(cat)) {
+        c.read(f, 0);
+      }
+      c.flush();
+    }
+    // Its data entry deleted, its meta record kept: an index that does not match its data.
+    try (org.lmdbjava.Env<java.nio.ByteBuffer> env =
+        org.lmdbjava.Env.create().setMapSize(1L << 30).setMaxDbs(2).open(dir.toFile())) {
+      var data = env.openDbi("data");
+      java.nio.ByteBuffer k = java.nio.ByteBuffer.allocateDirect(CacheKey.LENGTH);
+      try (var txn = env.txnWrite()) {
+        assertThat(data.delete(txn, CacheKey.of(cat.path(id), 0).into(k))).isTrue();
+        txn.commit();
+      }
+    }
+    byte[] want = src.readRange(cat.path(id), null, 0, (int) cat.size(id));
+    try (TieredCache c = openWithoutRam(src, cat, dir, 1 << 20)) {
+      assertThat(c.read(id, 0)).isEqualTo(want); // from the source: 1 miss
+      c.flush();
+      assertThat(c.read(id, 0)).isEqualTo(want); // stored again: from the disk
+      assertThat(c.misses()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void blocksRefusedForAFullWriteQueue_areStoredWhenTheWriterHasRoom() throws Exception {
     LargeFile f = new LargeFile("shards/shard-0.tar", 36 * BLOCK + 1234, 31);
     // The writer's queue holds 20 blocks; the other 17 units are refused while it is held.
