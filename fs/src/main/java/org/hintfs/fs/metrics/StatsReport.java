@@ -27,6 +27,7 @@ public final class StatsReport {
     MountStats s = fs.stats();
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("version", Version.VERSION);
+    m.put("commit", Version.COMMIT);
     m.put("source", fs.source().describe());
     m.put("mountpoint", fs.config().mountpoint().toString());
     m.put("read_only", fs.config().readOnly());
