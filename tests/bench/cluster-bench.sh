@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 28 benchmark: one training job over three nodes' mounts of one S3 dataset. Three mounts on
+# A job across nodes: one training job over three nodes' mounts of one S3 dataset. Three mounts on
 # this host stand in for three nodes; world 6, two ranks per mount (tests/src/test/python/
 # ranks_check.py --mounts: DistributedSampler(seed 0) over ImageFolder, raw bytes, DataLoader with
 # 2 workers, batch 16, every byte checked), no hint (the mounts recognise the orders), 3 epochs,

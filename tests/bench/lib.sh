@@ -95,7 +95,7 @@ s3_start() {
 # s3_warm WORK: every object read S3_WARM times (default 10) through S3Proxy (rclone copy, 8
 # transfers), so that no filesystem measured afterwards pays for the server's own JIT warm-up; the
 # seconds of each round go to stderr. Three rounds were not enough: S3Proxy was still compiling,
-# and whoever was measured first lost a third or more of its first pass (BENCHMARKS.md, issue 26).
+# and whoever was measured first lost a third or more of its first pass (measured 2026-11-25).
 s3_warm() {
   local t0 times=()
   for _ in $(seq "${S3_WARM:-10}"); do
