@@ -40,8 +40,8 @@ order=(cached s3 node cluster large packed hung substitution docs plots)
 WL[cached]="cache-bench.sh|REPS=3|REPS=1|
 scale-bench.sh|VARIANTS=this;ro=--read-only|-|"
 WL[s3]="s3-bench.sh||FILES=300|"
-WL[node]="node-bench.sh||FILES=400 RUNS=s3-hints s3-detect rclone WORLDS=2 EPOCHS=2|"
-WL[cluster]="cluster-bench.sh|LIMITS=0 300|FILES=400 LIMITS=0 RUNS=cluster rclone EPOCHS=2|"
+WL[node]="node-bench.sh||RUNS=s3-hints rclone WORLDS=2|"
+WL[cluster]="cluster-bench.sh|LIMITS=0 300|LIMITS=0 RUNS=cluster rclone|"
 WL[large]="large-cpu-bench.sh|READERS=1|READERS=1 ROUNDS=1 FS_LIST=hintfs rclone|
 large-cpu-bench.sh|READERS=8|-|
 large-file-bench.sh|FS_LIST=hintfs rclone s3fs bindfs|-|"
