@@ -41,7 +41,8 @@ WL[cached]="cache-bench.sh|REPS=3|REPS=1|
 scale-bench.sh|VARIANTS=this;ro=--read-only|-|"
 WL[s3]="s3-bench.sh||FILES=300|"
 WL[node]="node-bench.sh||RUNS=s3-hints rclone WORLDS=2|"
-WL[cluster]="cluster-bench.sh|LIMITS=0 300|LIMITS=0 RUNS=cluster rclone|"
+WL[cluster]="cluster-bench.sh|LIMITS=0 300|LIMITS=0 RUNS=cluster rclone|
+cluster-bench.sh@100|LIMITS=100 RUNS=independent cluster|-|"
 WL[large]="large-cpu-bench.sh|READERS=1|READERS=1 ROUNDS=1 FS_LIST=hintfs rclone|
 large-cpu-bench.sh|READERS=8|-|
 large-file-bench.sh|FS_LIST=hintfs rclone s3fs bindfs|-|"
@@ -62,6 +63,7 @@ declare -A SKIP=(
   [large-file-bench.sh]="large-cpu-bench.sh's quick row reads the same files"
   [substitution-bench.sh@reach]="the digits rows show the same path"
   [hang-train-bench.sh]="the 70% rows show the same path"
+  [cluster-bench.sh@100]="the unthrottled rows show the same path"
 )
 
 if ((${#chosen[@]} == 0)); then chosen=("${order[@]}"); fi
