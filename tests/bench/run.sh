@@ -20,7 +20,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 bench=$root/tests/bench
 work=${WORK:-/tmp/hintfs-bench}
-quick=0 list=0 chosen=()
+quick=0 list=0 chosen=() failed=()
 for a in "$@"; do
   case $a in
     --quick) quick=1 ;;
@@ -136,6 +136,11 @@ for w in "${chosen[@]}"; do
       fi
       continue
     fi
-    run_one "$script" "$envs" "$args"
+    run_one "$script" "$envs" "$args" || { echo "== ${script%@*} FAILED (exit $?)"; failed+=("$script"); }
   done <<<"${WL[$w]}"
 done
+# One benchmark's failure does not stop the others; the run's status says whether any failed.
+if ((${#failed[@]})); then
+  echo "== failed: ${failed[*]}"
+  exit 1
+fi
