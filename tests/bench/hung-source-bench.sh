@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cached reads while the source hangs (issue 40): the 2,000-file dataset on S3Proxy behind DelayProxy
+# Cached reads while the source hangs: the 2,000-file dataset on S3Proxy behind DelayProxy
 # (S3_DELAY_MS, default 10), mounted by hintfs with a cache that holds it all; the first half of the
 # class directories prefetched (`hintfs prefetch`), the rest left uncached. hung_source.py then reads
 # cached files with READERS threads (default 4) for SECONDS (default 10) with the source answering,

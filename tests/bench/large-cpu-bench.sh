@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38: what a large file's first read costs the whole machine, by filesystem: CPU seconds per
+# Large files: what a large file's first read costs the whole machine, by filesystem: CPU seconds per
 # GiB read, beside MB/s. On this project's 2-core VM the source (S3Proxy), the delaying proxy, the
 # filesystem and the kernel share the cores, and a first read's MB/s swings by a third between
 # rounds (large-file-bench.sh); the CPU it took per GiB swings much less, and it is what decides

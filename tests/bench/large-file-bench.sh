@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38 benchmark: large files (shards, arrays) over a real S3 server (S3Proxy 4.1.0 on loopback,
+# Large files (shards, arrays) over a real S3 server (S3Proxy 4.1.0 on loopback,
 # filesystem backend), directly and behind DelayProxy adding 10 ms to every request.
 # Dataset: one 1 GiB file and 8 shards of 128 MiB (random bytes), under n00000000/.
 # For each endpoint and filesystem: a fresh mount with an empty cache; "1 reader": dd bs=1M of the
@@ -93,7 +93,7 @@ hintfs_gets() {
 # settle: waits (up to 60 s) until the hintfs daemon's disk writer has stored what the first read
 # fetched: its queue empty at two polls in a row. Without it, "again" began while the writer was
 # still storing the last third of the file, whose pages then stayed in the page cache the drop
-# had just emptied, and were read from memory, not from the disk cache (BENCHMARKS.md, twelfth stop).
+# had just emptied, and were read from memory, not from the disk cache (measured 2026-11-29).
 settle() {
   local n=0 q
   for _ in $(seq 200); do

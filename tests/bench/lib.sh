@@ -95,7 +95,7 @@ s3_start() {
 # s3_warm WORK: every object read S3_WARM times (default 10) through S3Proxy (rclone copy, 8
 # transfers), so that no filesystem measured afterwards pays for the server's own JIT warm-up; the
 # seconds of each round go to stderr. Three rounds were not enough: S3Proxy was still compiling,
-# and whoever was measured first lost a third or more of its first pass (BENCHMARKS.md, issue 26).
+# and whoever was measured first lost a third or more of its first pass (measured 2026-11-25).
 s3_warm() {
   local t0 times=()
   for _ in $(seq "${S3_WARM:-10}"); do
@@ -235,7 +235,9 @@ gproxy_start() {
   java -cp "$root/tests/target/test-classes" org.hintfs.it.DelayProxy "$port" "${S3_DELAY_MS:-10}" >"$work/gp.out" &
   gpid=$!
   gport=
-  for _ in $(seq 100); do gport=$(head -1 "$work/gp.out" 2>/dev/null); [[ -n $gport ]] && break; sleep 0.1; done
+  # A JVM's start: seconds on a loaded machine (10 s was too short under a load of 17 on 2 cores).
+  for _ in $(seq 600); do gport=$(head -1 "$work/gp.out" 2>/dev/null); [[ -n $gport ]] && break; sleep 0.1; done
+  [[ -n $gport ]] || { echo "lib.sh: DelayProxy printed no port in 60 s ($work/gp.out)" >&2; return 1; }
 }
 # gproxy_stop: sets ggets to the object GETs it forwarded (not in a subshell: it waits for the proxy).
 # key_gets KEY: after gproxy_stop, the GETs of one object (its path, /bucket/key), 0 if none.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13 benchmark: a DDP-style job on one node. World 1, 2 and 4; each rank a process with
+# One node, several ranks: a DDP-style job on one node. World 1, 2 and 4; each rank a process with
 # DistributedSampler(seed 0) over ImageFolder (raw bytes loader), a DataLoader with 2 workers and
 # batch 16 (tests/src/test/python/ranks_check.py, which also checks every byte). The 2,000-file
 # dataset (~110 KB each) on S3 (S3Proxy behind DelayProxy's 10 ms per request) and on a directory

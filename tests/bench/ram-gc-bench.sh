@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 39: what the RAM tier's bytes cost the collector at JPEG sizes. FILES files of ~110 KB
+# What the RAM tier's bytes cost the collector at JPEG sizes. FILES files of ~110 KB
 # (lib.sh's make_dataset; default 8,000, ~880 MB: more than the default 512 MiB RAM tier, so it
 # fills and evicts) in a local tree; for each jar, a fresh mount with default options (the
 # launcher's JVM options, Serial) and a fresh cache dir, then two passes of ReadBench (4 threads,

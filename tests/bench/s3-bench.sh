@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 benchmark: hintfs vs s3fs vs rclone mount over a real S3 server (S3Proxy 4.1.0 on
+# First epoch from S3: hintfs vs s3fs vs rclone mount over a real S3 server (S3Proxy 4.1.0 on
 # loopback, filesystem backend), directly and behind a TCP proxy that adds 10 ms to every request
 # (tc netem is not in this kernel). Dataset: 2,000 files of ~110 KB in 20 classes (220 MB; FILES=N
 # for N files, in a WORKDIR of their own).
@@ -9,7 +9,7 @@
 # rclone with --vfs-cache-mode full. Prints files/s and the ratios hintfs/s3fs, hintfs/rclone.
 # hintfs's first pass must cost exactly one GET per open miss (the script fails otherwise).
 # For every first pass, the mount process's CPU seconds (utime + stime from /proc) per 1,000 misses
-# (every file): what a miss costs each filesystem, in the same run (issue 26).
+# (every file): what a miss costs each filesystem, in the same run.
 # S3Proxy is a JVM too: before the first mount, every object is read three times (rclone copy),
 # so that no filesystem pays for the server's own warm-up. hintfs runs as setup.sh leaves it: with
 # the AOT cache (`hintfs aot-cache`, built here; HINTFS_AOT=0 runs without one).

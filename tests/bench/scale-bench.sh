@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 39 benchmark: hintfs at ImageNet's shape. A local tree of 1,000 class directories of 1,281
+# Cached small files at scale: hintfs at ImageNet's shape. A local tree of 1,000 class directories of 1,281
 # files of 256 B each (names like n00000007/n00000007_12.JPEG; 1,281,000 files), made once under
 # /tmp/imagenet-shape (shared with other benchmarks: made under a lock, complete when its .complete
 # marker is there). Side by side in one run, each build of hintfs (local backing, default options),
@@ -17,7 +17,7 @@
 # Each hintfs row runs as setup.sh leaves a daemon: with its AOT cache (`hintfs aot-cache`, built for
 # that row's jar, launcher and JVM options into WORK/aot-LABEL before its mount; on Java 25 it holds
 # the training run's classes and method profiles, and the second pass's JIT work is what it cuts).
-# AOT=0: rows without one (the figures before 2026-11-27's fifth stop were without); BEFORE_AOT=0:
+# AOT=0: rows without one (as the figures before 2026-11-27 were); BEFORE_AOT=0:
 # the "before" row alone without one (BEFORE_JAR=<this jar> BEFORE_AOT=0: what the cache is worth).
 #   GC pauses        over the measured pass's reads (-Xlog:gc*,safepoint into WORK/gc-LABEL.log):
 #                    the longest and the 99th percentile GC pause (ms), how many, how many were

@@ -1,4 +1,4 @@
-"""Issue 39's scale benchmark, the reader's side (run by scale-bench.sh with the system python3,
+"""The scale benchmark, the reader's side (run by scale-bench.sh with the system python3,
 which has torch and torchvision).
 
   scale_pass.py scan ROOT                   seconds of torchvision's ImageFolder scan of ROOT

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 benchmark: what substitution costs in accuracy and buys in local reads. A small CNN
+# Substitution's accuracy: what substitution costs in accuracy and buys in local reads. A small CNN
 # (mount-scripts/train_with_hints.py) trains on CPU through a mount with the impact policy, a disk
 # cache of 10% or 20% of the dataset, the RAM tier off, 2 ms added to every source read, no
 # page-cache window (--page-cache-reach 0: the sets stand in for ones larger than the page cache,

@@ -162,24 +162,24 @@ class JavaChoiceIT {
     assertThat(r.out().strip())
         .as("the launcher runs the newest Java >= 25 installed, %s", jdk25)
         .startsWith("hintfs ")
-        .contains("(Java " + jdk25Version + ", ")
+        .contains(", Java " + jdk25Version + ", ")
         .endsWith(", " + jdk25 + ")");
     // And with nothing set at all.
     r = launcher(Map.of(), "--version");
-    assertThat(r.out().strip()).contains("(Java " + jdk25Version + ", ");
+    assertThat(r.out().strip()).contains(", Java " + jdk25Version + ", ");
   }
 
   @Test
   void javaForcesItsJava() throws Exception {
     Hintfs.Result r = launcher(Map.of("JAVA", jdk17.resolve("bin/java").toString()), "--version");
     assertThat(r.rc()).as(r.out()).isZero();
-    assertThat(r.out().strip()).contains("(Java 17.").endsWith(", " + jdk17 + ")");
+    assertThat(r.out().strip()).contains(", Java 17.").endsWith(", " + jdk17 + ")");
     // Over a JAVA_HOME of 25 too.
     r =
         launcher(
             Map.of("JAVA", jdk17.resolve("bin/java").toString(), "JAVA_HOME", jdk25.toString()),
             "--version");
-    assertThat(r.out().strip()).contains("(Java 17.");
+    assertThat(r.out().strip()).contains(", Java 17.");
   }
 
   @Test
@@ -216,14 +216,14 @@ class JavaChoiceIT {
     Path fake11 = fakeJdk(jdks, "jdk-11", "11.0.2");
     Hintfs.Result r = launcher(Map.of("HINTFS_JVM_DIRS", jdks.toString()), "--version");
     assertThat(r.rc()).as(r.out()).isZero();
-    assertThat(r.out()).doesNotContain("fake JDK").contains("(Java ");
+    assertThat(r.out()).doesNotContain("fake JDK").contains(", Java ");
     // Not as JAVA_HOME either: java on PATH runs it.
     r =
         launcher(
             Map.of("HINTFS_JVM_DIRS", jdks.toString(), "JAVA_HOME", fake11.toString()),
             "--version");
     assertThat(r.rc()).as(r.out()).isZero();
-    assertThat(r.out()).doesNotContain("fake JDK").contains("(Java ");
+    assertThat(r.out()).doesNotContain("fake JDK").contains(", Java ");
     // Forced: one line, status 1, and the JVM never started.
     r = launcher(Map.of("JAVA", fake11.resolve("bin/java").toString()), "--version");
     assertThat(r.rc()).as(r.out()).isEqualTo(1);

@@ -264,8 +264,16 @@ class MountIT {
     Hintfs.Result r = Hintfs.run("status", mnt.toString());
     assertThat(r.rc()).as(r.out()).isZero();
     assertThat(r.out()).contains("dir:" + src).contains("34 in");
+    // The daemon's release and the commit it was built from: this build's.
+    assertThat(r.out())
+        .containsPattern(
+            "(?m)^version:\\s+"
+                + java.util.regex.Pattern.quote(org.hintfs.fs.Version.describe())
+                + "$");
     Hintfs.Result j = Hintfs.run("status", "--json", mnt.toString());
     JsonNode n = new ObjectMapper().readTree(j.out());
+    assertThat(n.path("version").asText()).isEqualTo(org.hintfs.fs.Version.VERSION);
+    assertThat(n.path("commit").asText()).isEqualTo(org.hintfs.fs.Version.COMMIT);
     assertThat(n.path("errors").path("EROFS").asLong()).isGreaterThanOrEqualTo(8);
     assertThat(n.path("bytes_read").asLong()).isGreaterThan(20_000_000);
   }

@@ -77,7 +77,7 @@ class SeedPrefetchIT {
     // ahead (late). Which of the two is a race between the fetch threads over a 10 ms source and a
     // reader that does no work between batches (3,500 files/s): CI saw 0.928 and 0.941 local at a
     // window of 128, and 0.943 at 256 with the rest late (local + late 0.997). How fast the
-    // prefetch keeps ahead is measured by the seed benchmarks (tests/bench/seed-bench.sh), not
+    // prefetch keeps ahead is measured by tests/bench/seed-batch-bench.sh, not
     // asserted here; most opens must still find their bytes local.
     double local = n.path("local_after_first_batches").asDouble();
     assertThat(local + n.path("late_after_first_batches").asDouble())

@@ -75,7 +75,22 @@ public final class Main implements Runnable {
   static final class VersionProvider implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      return new String[] {"hintfs " + org.hintfs.fs.Version.VERSION + " (" + java() + ")"};
+      return new String[] {line()};
+    }
+
+    /**
+     * "hintfs 0.1.0 (commit ba9f87ede699, Java 17.0.13, Debian,
+     * /usr/lib/jvm/java-17-openjdk-amd64)": the release, the commit it was built from and the JVM
+     * running it, on one line for scripts.
+     */
+    static String line() {
+      return "hintfs "
+          + org.hintfs.fs.Version.VERSION
+          + " (commit "
+          + org.hintfs.fs.Version.COMMIT
+          + ", "
+          + java()
+          + ")";
     }
 
     /** "Java 25.0.3, Eclipse Adoptium, /usr/lib/jvm/temurin-25-jdk-amd64": the JVM running this. */

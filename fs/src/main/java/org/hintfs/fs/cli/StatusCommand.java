@@ -150,6 +150,13 @@ final class StatusCommand implements Callable<Integer> {
       row(out, "mounted", "read-only: the control file takes no hints or commands");
     }
     row(out, "daemon pid", s.path("pid").asText());
+    row(
+        out,
+        "version",
+        s.path("version").asText("unknown")
+            + " (commit "
+            + s.path("commit").asText("unknown")
+            + ")");
     row(out, "uptime", Human.duration(s.path("uptime_s").asLong()));
     JsonNode j = s.path("java");
     if (j.isObject()) {

@@ -27,6 +27,7 @@ public final class StatsReport {
     MountStats s = fs.stats();
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("version", Version.VERSION);
+    m.put("commit", Version.COMMIT);
     m.put("source", fs.source().describe());
     Map<String, Object> creds = fs.source().credentials();
     if (!creds.isEmpty()) {

@@ -104,20 +104,61 @@ class MainTest {
   }
 
   @Test
-  void version_printsTheBuildsVersion_andTheJavaRunningIt() {
+  void version_printsThePomsRelease_theCommitItWasBuiltFrom_andTheJavaRunningIt() throws Exception {
     Run r = run("--version");
     assertThat(r.rc()).isZero();
-    assertThat(r.out().strip())
+    String line = r.out().strip();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile(
+                "hintfs (\\S+) \\(commit ([0-9a-f]{12}(?:-dirty)?|unknown), Java (.+)\\)")
+            .matcher(line);
+    assertThat(m.matches()).as(line).isTrue();
+    // The release is the one the poms declare: the parent pom's own <version>, read from the file.
+    assertThat(m.group(1)).isEqualTo(pomVersion(Path.of("..", "pom.xml")));
+    // The commit is the checkout's HEAD (this test runs inside one when the build does), or
+    // "unknown" where there is no git to ask.
+    String head = gitHead();
+    if (head == null) {
+      assertThat(m.group(2)).isEqualTo("unknown");
+    } else {
+      assertThat(m.group(2)).startsWith(head);
+    }
+    assertThat(m.group(3))
         .isEqualTo(
-            "hintfs "
-                + org.hintfs.fs.Version.VERSION
-                + " (Java "
-                + System.getProperty("java.version")
+            System.getProperty("java.version")
                 + ", "
                 + System.getProperty("java.vendor")
                 + ", "
-                + System.getProperty("java.home")
-                + ")");
+                + System.getProperty("java.home"));
+  }
+
+  /** The project's version in a pom: its own {@code <version>}, not its parent's or a plugin's. */
+  private static String pomVersion(Path pom) throws Exception {
+    org.w3c.dom.Element project =
+        javax.xml.parsers.DocumentBuilderFactory.newInstance()
+            .newDocumentBuilder()
+            .parse(pom.toFile())
+            .getDocumentElement();
+    for (org.w3c.dom.Node n = project.getFirstChild(); n != null; n = n.getNextSibling()) {
+      if ("version".equals(n.getNodeName())) {
+        return n.getTextContent().strip();
+      }
+    }
+    throw new AssertionError(pom + " has no <version>");
+  }
+
+  /** HEAD's 12-digit hash, or null when git or a checkout is missing. */
+  private static String gitHead() throws Exception {
+    try {
+      Process p =
+          new ProcessBuilder("git", "rev-parse", "--short=12", "HEAD")
+              .redirectError(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+      return p.waitFor() == 0 && !out.isEmpty() ? out : null;
+    } catch (java.io.IOException e) {
+      return null;
+    }
   }
 
   @Test
