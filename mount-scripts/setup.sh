@@ -18,10 +18,12 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # fuse3: /dev/fuse tooling and fusermount; libfuse2: what jnr-fuse loads.
 # python3-torch/torchvision/pil: the PyTorch client the demo and the tests read through.
 # e2fsprogs: mkfs.ext4 for the full-disk test on a loop device.
+# python3-numpy, python3-h5py: the packed-file tests (numpy.memmap, an HDF5 DataLoader).
 # python3-pytest, python3-venv and the *-whl packages: the Python helper's tests (pytest against
 # a real mount, and a pip install into a fresh venv with no network).
 for p in fuse3 libfuse2 python3-torch python3-torchvision python3-pil maven openjdk-17-jdk-headless \
-  python3-pytest python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl e2fsprogs; do
+  python3-pytest python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl e2fsprogs \
+  python3-numpy python3-h5py; do
   have_pkg "$p" || need+=("$p")
 done
 # A JDK and Maven that were installed some other way (Temurin, SDKMAN) count too.

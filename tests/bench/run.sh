@@ -46,7 +46,7 @@ cluster-bench.sh@100|LIMITS=100 RUNS=independent cluster|-|"
 WL[large]="large-cpu-bench.sh|READERS=1|READERS=1 ROUNDS=1 FS_LIST=hintfs rclone|
 large-cpu-bench.sh|READERS=8|-|
 large-file-bench.sh|FS_LIST=hintfs rclone s3fs bindfs|-|"
-WL[packed]=""
+WL[packed]="packed-bench.sh|FS_LIST=hintfs rclone s3fs|SIZE=256M S3_WARM=1 AOT=0 FS_LIST=hintfs rclone s3fs|"
 WL[hung]="hung-source-bench.sh|RUNS=2|SECONDS_PER_PHASE=4|
 hang-train-bench.sh|CACHE=50|-|
 hang-train-bench.sh|CACHE=70|CACHE=70 SEEDS=0 EPOCHS=3 HANG=10|"
